@@ -1,0 +1,1 @@
+"""chat part (being written)."""

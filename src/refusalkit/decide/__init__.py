@@ -1,0 +1,1 @@
+"""decide part (being written)."""

@@ -1,0 +1,182 @@
+"""The one exception tree of refusalkit.
+
+Every error says what went wrong (its message) and what to do about it (its ``hint``); the CLI
+prints both, never a traceback::
+
+    RefusalkitError
+    ├── UsageError                 bad arguments to a command or a call
+    ├── KeyringError               keyring missing, unreadable, too open, or a key id unknown
+    ├── PolicyError                a policy pack that does not load (names file, line and key)
+    ├── RequestError               a request that is not a well-formed request (decided unavailable)
+    ├── JournalError
+    │   ├── StoreError             a store that cannot be opened, or is corrupt or foreign
+    │   ├── ProofError             a proof asked for sizes or indices the log does not have
+    │   └── VerificationError      a proof, checkpoint or log that does not verify (first bad index)
+    ├── ChatError
+    │   ├── SafetyPackError        the fixed safety pack is missing or altered: the runtime stops
+    │   ├── EthicsPackError        an ethics pack that does not validate
+    │   └── ResponderError         the responder (callable or endpoint) failed
+    ├── CalibrationError
+    │   ├── CalibrationSetError    a calibration set that does not load
+    │   ├── RunnerError            a calibration run that cannot go on
+    │   └── ComparisonError        runs that may not be compared (set hash, judge)
+    └── ServiceError               the HTTP service cannot start or serve
+
+Decisions never raise: any error inside a decision becomes ``deny`` + ``unavailable``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CalibrationError",
+    "CalibrationSetError",
+    "ChatError",
+    "ComparisonError",
+    "EthicsPackError",
+    "JournalError",
+    "KeyringError",
+    "PolicyError",
+    "ProofError",
+    "RefusalkitError",
+    "RequestError",
+    "ResponderError",
+    "RunnerError",
+    "SafetyPackError",
+    "ServiceError",
+    "StoreError",
+    "UsageError",
+    "VerificationError",
+]
+
+
+class RefusalkitError(Exception):
+    """Base of every refusalkit error; ``hint`` tells the user what to do next."""
+
+    default_hint = "See `refusalkit --help`."
+    exit_code = 2
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint if hint is not None else self.default_hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(RefusalkitError):
+    """Arguments that do not make sense together, or a file that is not there."""
+
+    default_hint = "Check the command's arguments with --help."
+
+
+class KeyringError(RefusalkitError):
+    """The keyring cannot be used: missing, unreadable, readable by others, or lacking a key."""
+
+    default_hint = "Create one with `refusalkit keys init PATH` and pass --keyring PATH."
+
+
+class PolicyError(RefusalkitError):
+    """A policy pack that does not load; names the file, the line and the key at fault."""
+
+    default_hint = "Fix the pack, then run `refusalkit policy check PACK`."
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        key: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.file, self.line, self.key = file, line, key
+        where = ":".join(str(p) for p in (file, line) if p is not None)
+        prefix = f"{where}: " if where else ""
+        at_key = f" (at {key})" if key else ""
+        super().__init__(f"{prefix}{message}{at_key}", hint=hint)
+
+
+class RequestError(RefusalkitError):
+    """A request that is not well formed; a decision point answers it ``deny`` + ``unavailable``."""
+
+    default_hint = "Send one JSON object with a string `tool`; `args` and `caller` must be objects."
+
+
+class JournalError(RefusalkitError):
+    """Base of the journal's errors."""
+
+    default_hint = "Run `refusalkit journal verify STORE` to check the journal."
+
+
+class StoreError(JournalError):
+    """A journal store that cannot be opened, or whose contents are corrupt or foreign."""
+
+    default_hint = "Give the path of a refusalkit journal (or a postgresql:// URL)."
+
+
+class ProofError(JournalError):
+    """A proof was asked for an index or sizes that the log does not have."""
+
+    default_hint = "Ask for sizes between 1 and the journal's current size."
+
+
+class VerificationError(JournalError):
+    """Something does not verify; ``index`` is the first bad entry index when one is known."""
+
+    exit_code = 1
+    default_hint = "Treat the journal as tampered with from the index named; keep a copy."
+
+    def __init__(self, message: str, *, index: int | None = None, hint: str | None = None) -> None:
+        self.index = index
+        super().__init__(message, hint=hint)
+
+
+class ChatError(RefusalkitError):
+    """Base of the chat turn guard's errors."""
+
+
+class SafetyPackError(ChatError):
+    """The fixed safety pack is missing, unreadable or altered; the runtime refuses to start."""
+
+    default_hint = "Reinstall refusalkit: the safety pack ships with it and is not editable."
+
+
+class EthicsPackError(ChatError):
+    """An ethics pack that does not validate."""
+
+    default_hint = "Fix the ethics pack; see docs/chat.md for its format."
+
+
+class ResponderError(ChatError):
+    """The responder (a callable or an OpenAI-compatible endpoint) failed."""
+
+    default_hint = "Check that the endpoint is up and the model name is right."
+
+
+class CalibrationError(RefusalkitError):
+    """Base of the refusal provenance errors."""
+
+
+class CalibrationSetError(CalibrationError):
+    """A calibration set that does not load."""
+
+    default_hint = "Each line must be {id, prompt, category, expect}; see docs/provenance.md."
+
+
+class RunnerError(CalibrationError):
+    """A calibration run that cannot go on."""
+
+    default_hint = "Check the endpoint; a rerun resumes from the cache and loses nothing."
+
+
+class ComparisonError(CalibrationError):
+    """Two runs that may not be compared (different set hash, judge or judge version)."""
+
+    default_hint = "Compare runs of the same set and judge, or pass --force to compare anyway."
+
+
+class ServiceError(RefusalkitError):
+    """The HTTP service cannot start or serve."""
+
+    default_hint = "Check the policy pack, the journal store and the keys file."

@@ -1,0 +1,1 @@
+"""journal part (being written)."""

@@ -1,0 +1,35 @@
+"""The record model: pure data, no I/O (DESIGN.md §1 and §2).
+
+Decisions, why-trail steps, requests, actions and reason codes, canonical JSON and ids.
+"""
+
+from refusalkit.model._canonical import canonical_json
+from refusalkit.model._codes import REASON_CODES_VERSION, Action, ReasonCode
+from refusalkit.model._decision import (
+    DECISION_SCHEMA,
+    Decision,
+    EngineRef,
+    PolicyRef,
+    Subject,
+    WhyStep,
+)
+from refusalkit.model._ids import format_timestamp, now_utc, uuid7
+from refusalkit.model._request import Request, parse_request
+
+__all__ = [
+    "DECISION_SCHEMA",
+    "REASON_CODES_VERSION",
+    "Action",
+    "Decision",
+    "EngineRef",
+    "PolicyRef",
+    "ReasonCode",
+    "Request",
+    "Subject",
+    "WhyStep",
+    "canonical_json",
+    "format_timestamp",
+    "now_utc",
+    "parse_request",
+    "uuid7",
+]
