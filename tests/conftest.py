@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from refusalkit.keyring import Keyring
@@ -33,7 +34,9 @@ def keyring_path(tmp_path: Path, keyring: Keyring) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_default_keyring(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_default_keyring(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Keep tests away from the user's real data directory and keyring."""
     home = tmp_path_factory.mktemp("xdg")
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
@@ -42,10 +45,6 @@ def _isolated_default_keyring(tmp_path_factory: pytest.TempPathFactory, monkeypa
 
 
 def _postgres_available() -> str | None:
-    try:
-        import psycopg
-    except ImportError:
-        return "psycopg is not installed (pip install 'refusalkit[postgres]')"
     try:
         with psycopg.connect(PG_ADMIN_URL, connect_timeout=3):
             return None
@@ -67,8 +66,6 @@ def postgres_admin_url() -> str:
 @pytest.fixture
 def postgres_url(postgres_admin_url: str) -> Iterator[str]:
     """A fresh, empty database for one test; dropped afterwards."""
-    import psycopg
-
     name = f"rk_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(postgres_admin_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')

@@ -1,7 +1,391 @@
-"""CLI verbs of this part (being written)."""
+"""``refusalkit calibrate``: calibration sets, runs, receipted baselines and drift (DESIGN.md §5).
+
+Exit codes of ``calibrate drift``: 0 PROCEED (stable), 3 HALT on drift (overall, a category, or
+``expect: refuse`` prompts that now comply), 4 HALT because inconclusive; 2 bad input; 1 a receipt
+that does not verify.
+"""
 
 from __future__ import annotations
 
-from refusalkit.cli._app import app
+import base64
+import binascii
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
 
-__all__ = ["app"]
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from refusalkit.cli._app import app
+from refusalkit.cli._common import KeyringOption, err_console, load_keyring, out_console
+from refusalkit.errors import UsageError, VerificationError
+from refusalkit.keyring import Keyring
+from refusalkit.provenance import (
+    STARTER_SET_NAME,
+    Baseline,
+    CalibrationRun,
+    CalibrationSet,
+    DriftReport,
+    OpenAIRunner,
+    compare,
+    get_judge,
+    import_xstest,
+    journal_record,
+    judge_names,
+    load_set,
+    record_baseline,
+    render_html,
+    run_calibration,
+    starter_set,
+)
+from refusalkit.provenance._verdict import DEFAULT_MIN_PROMPTS
+
+__all__ = ["calibrate_app"]
+
+calibrate_app = typer.Typer(
+    help="Measure a model's refusals, record a receipted baseline, and detect drift.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+)
+app.add_typer(calibrate_app, name="calibrate")
+
+_EXISTING = {"exists": True, "dir_okay": False, "readable": True}
+
+
+def _pct(value: float) -> str:
+    return f"{value * 100:.1f}%"
+
+
+def _load_set(spec: str) -> CalibrationSet:
+    if not Path(spec).exists() and spec in (STARTER_SET_NAME, "starter"):
+        return starter_set()
+    return load_set(spec)
+
+
+@calibrate_app.command("import-xstest")
+def import_xstest_cmd(
+    prompts: Annotated[Path, typer.Argument(help="XSTest's xstest_prompts.csv.", **_EXISTING)],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the JSONL set.")],
+) -> None:
+    """Convert XSTest prompts to a calibration set (safe → comply, unsafe → refuse)."""
+    cset = import_xstest(prompts)
+    cset.write(out)
+    out_console.print(f"wrote {len(cset)} prompts to {out}  {cset.hash}")
+
+
+@calibrate_app.command("show")
+def show_cmd(
+    set_path: Annotated[
+        str, typer.Argument(metavar="SET", help=f"A JSONL set, or {STARTER_SET_NAME}.")
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Show a calibration set: prompt counts per category and expectation, and its hash."""
+    cset = _load_set(set_path)
+    per: dict[str, dict[str, int]] = {}
+    for p in cset:
+        cell = per.setdefault(p.category, {"comply": 0, "refuse": 0})
+        cell[str(p.expect)] += 1
+    if as_json:
+        summary = {
+            "name": cset.name,
+            "hash": cset.hash,
+            "prompts": len(cset),
+            "categories": dict(sorted(per.items())),
+        }
+        typer.echo(json.dumps(summary, indent=2))
+        return
+    table = Table(title=f"{escape(cset.name)}: {len(cset)} prompts, {len(per)} categories")
+    for column in ("category", "comply", "refuse", "total"):
+        table.add_column(column, justify="left" if column == "category" else "right")
+    for category, cell in sorted(per.items()):
+        table.add_row(
+            escape(category), str(cell["comply"]), str(cell["refuse"]), str(sum(cell.values()))
+        )
+    out_console.print(table)
+    out_console.print(f"hash {cset.hash}")
+
+
+def _api_key(env_name: str | None) -> str | None:
+    if env_name is None:
+        return os.environ.get("OPENAI_API_KEY") or None
+    value = os.environ.get(env_name)
+    if not value:
+        raise UsageError(
+            f"environment variable {env_name} is not set", hint="Export it, or drop --api-key-env."
+        )
+    return value
+
+
+@calibrate_app.command("run")
+def run_cmd(
+    *,
+    set_path: Annotated[
+        str, typer.Option("--set", help=f"The calibration set (JSONL), or {STARTER_SET_NAME}.")
+    ],
+    endpoint: Annotated[
+        str, typer.Option("--endpoint", help="OpenAI-compatible base URL, e.g. http://host/v1.")
+    ],
+    model: Annotated[str, typer.Option("--model", help="The model name to ask.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write RUN.json.")],
+    judge: Annotated[
+        str, typer.Option("--judge", help=f"Judge: {', '.join(judge_names())}.")
+    ] = "keyword",
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, help="Requests in flight.")
+    ] = 16,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.001, help="Seconds per request.")
+    ] = 60.0,
+    max_retries: Annotated[
+        int, typer.Option("--max-retries", min=0, help="Retries on 429/5xx/timeouts.")
+    ] = 5,
+    temperature: Annotated[
+        float, typer.Option("--temperature", help="Sampling temperature.")
+    ] = 0.0,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", min=1, help="Answer length limit.")
+    ] = 512,
+    system_prompt: Annotated[
+        str | None, typer.Option("--system-prompt", help="A system message.")
+    ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key-env", help="Env variable with the API key [default: OPENAI_API_KEY]."
+        ),
+    ] = None,
+    cache: Annotated[
+        Path | None, typer.Option("--cache", help="Response cache file (resumable runs).")
+    ] = None,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Start over instead of resuming.")] = False,
+    include_responses: Annotated[
+        bool,
+        typer.Option(
+            "--include-responses", help="Keep response text in RUN.json (default: digests only)."
+        ),
+    ] = False,
+) -> None:
+    """Ask every prompt of a set, judge the answers, write RUN.json (resumes an interrupted run)."""
+    cset = _load_set(set_path)
+    runner = OpenAIRunner(
+        endpoint,
+        model,
+        api_key=_api_key(api_key_env),
+        concurrency=concurrency,
+        timeout=timeout,
+        max_retries=max_retries,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        system_prompt=system_prompt,
+    )
+    run = run_calibration(
+        cset,
+        runner,
+        get_judge(judge),
+        cache=cache,
+        fresh=fresh,
+        include_responses=include_responses,
+        progress=err_console if err_console.is_terminal else False,
+    )
+    run.write(out)
+    low, high = run.refusal_rate_interval
+    out_console.print(
+        f"{len(run.outcomes)} prompts, refusal rate {_pct(run.refusal_rate)} "
+        f"(95% CI {_pct(low)} to {_pct(high)}), judge {run.judge.id} {run.judge.version}; "
+        f"wrote {out}",
+        markup=False,
+    )
+
+
+def _print_receipt(index: int, receipt: dict[str, Any]) -> None:
+    out_console.print(
+        f"journal index {index}, tree size {receipt['tree_size']}, origin {receipt['origin']}"
+    )
+    out_console.print(f"leaf hash {receipt['leaf_hash']}")
+    out_console.print(receipt["checkpoint"].rstrip("\n"), markup=False)
+
+
+@calibrate_app.command("baseline")
+def baseline_cmd(
+    run_path: Annotated[
+        Path, typer.Argument(metavar="RUN.json", help="A run from `calibrate run`.", **_EXISTING)
+    ],
+    journal: Annotated[
+        str, typer.Option("--journal", help="Journal store: a file (SQLite) or postgresql:// URL.")
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write BASELINE.json.")],
+    keyring: KeyringOption = None,
+) -> None:
+    """Record a run as the baseline in the journal; write it with its receipt; print the receipt."""
+    from refusalkit.journal import open_journal  # noqa: PLC0415 (only this verb needs it)
+
+    run = CalibrationRun.load(run_path)
+    with open_journal(journal, load_keyring(keyring)) as opened:
+        baseline = record_baseline(run, opened)
+    baseline.write(out)
+    assert baseline.receipt is not None  # record_baseline always receipts
+    out_console.print(
+        f"baseline {baseline.baseline_id}: {run.model}, refusal rate {_pct(run.refusal_rate)}"
+    )
+    _print_receipt(baseline.receipt.index, baseline.receipt.to_dict())
+    out_console.print(f"wrote {out}")
+
+
+def _public_key(spec: str | None) -> bytes | None:
+    """A key as base64 (32 raw bytes) or a C2SP vkey ``name+id+base64``, inline or in a file;
+    or a keyring file (its signing key)."""
+    if spec is None:
+        return None
+    path = Path(spec)
+    if path.is_file():
+        text = path.read_text("utf-8").strip()
+        if text.startswith("{"):
+            return Keyring.load(path).public_key_bytes()
+        spec = text
+    raw = _b64(spec)
+    if (raw is None or len(raw) != 32) and spec.count(
+        "+"
+    ) >= 2:  # C2SP vkey: name+keyid+base64(0x01 || key)
+        vkey = _b64(spec.split("+", 2)[2])
+        raw = vkey[1:] if vkey is not None and len(vkey) == 33 and vkey[0] == 1 else None
+    if raw is None or len(raw) != 32:
+        raise UsageError(
+            f"cannot read an Ed25519 public key from {spec[:40]!r}",
+            hint="Give the key as base64 of its 32 bytes, a C2SP verifier key, or a keyring file.",
+        )
+    return raw
+
+
+def _b64(text: str) -> bytes | None:
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+@calibrate_app.command("verify")
+def verify_cmd(
+    baseline_path: Annotated[
+        Path, typer.Argument(metavar="BASELINE.json", help="A baseline file.", **_EXISTING)
+    ],
+    public_key: Annotated[
+        str | None,
+        typer.Option(
+            "--public-key",
+            help="Trusted journal key (base64, C2SP vkey, or a file); default: the receipt's.",
+        ),
+    ] = None,
+) -> None:
+    """Check a baseline's receipt offline: inclusion proof and checkpoint signature."""
+    baseline = Baseline.load(baseline_path)
+    baseline.verify(public_key=_public_key(public_key))
+    assert baseline.receipt is not None
+    trust = "the pinned key" if public_key else "the receipt's own key (pin one with --public-key)"
+    out_console.print(
+        f"OK: baseline {baseline.baseline_id} is entry {baseline.receipt.index} of "
+        f"{baseline.receipt.origin!r} (tree size {baseline.receipt.tree_size}), signed by {trust}",
+        markup=False,
+    )
+
+
+def _report_table(report: DriftReport) -> Table:
+    table = Table(title=f"refusal drift: {report.verdict}")
+    for column in ("scope", "n", "baseline", "current", "change", "McNemar p", "verdict"):
+        table.add_column(column, justify="left" if column in ("scope", "verdict") else "right")
+    rows = [("overall", report.overall), *report.categories.items()]
+    for name, r in rows:
+        change = f"{r.change:+.1%}" + (" abs" if r.change_kind == "absolute" else "")
+        table.add_row(
+            escape(name),
+            str(r.n),
+            _pct(r.baseline_rate),
+            _pct(r.current_rate),
+            change,
+            f"{r.p_value:.3g}",
+            str(r.verdict),
+        )
+    return table
+
+
+def _print_report(report: DriftReport) -> None:
+    if report.forced:
+        out_console.print(f"[bold red]FORCED comparison:[/] {'; '.join(report.mismatches)}")
+    out_console.print(_report_table(report))
+    for flip in report.flips[:50]:
+        flag = " [bold red]FLAGGED[/]" if flip.flagged else ""
+        what = f"  {flip.id} ({flip.category}, expect {flip.expect}): "
+        what += f"{flip.baseline} -> {flip.current}"
+        out_console.print(escape(what) + flag)
+    if len(report.flips) > 50:
+        out_console.print(f"  ... {len(report.flips) - 50} more flipped prompts (see --json)")
+    out_console.print(f"verdict: {report.verdict}")
+    out_console.print(report.directive.line(), markup=False)
+
+
+@calibrate_app.command("drift")
+def drift_cmd(
+    *,
+    run_path: Annotated[
+        Path, typer.Argument(metavar="RUN.json", help="The current run.", **_EXISTING)
+    ],
+    baseline_path: Annotated[
+        Path, typer.Option("--baseline", help="BASELINE.json to compare with.", **_EXISTING)
+    ],
+    tolerance: Annotated[
+        float, typer.Option("--tolerance", min=0.0, help="Relative change allowed.")
+    ] = 0.10,
+    alpha: Annotated[
+        float, typer.Option("--alpha", min=1e-9, max=1.0, help="McNemar significance level.")
+    ] = 0.05,
+    min_prompts: Annotated[
+        int, typer.Option("--min-prompts", min=1, help="Fewer paired prompts is inconclusive.")
+    ] = DEFAULT_MIN_PROMPTS,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Also write a self-contained HTML report.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Compare different sets or judges anyway.")
+    ] = False,
+    journal: Annotated[
+        str | None, typer.Option("--journal", help="Also append the report to this journal.")
+    ] = None,
+    public_key: Annotated[
+        str | None, typer.Option("--public-key", help="Trusted key for the baseline's receipt.")
+    ] = None,
+    keyring: KeyringOption = None,
+) -> None:
+    """Compare a run with the baseline; exit 0 stable, 3 drift, 4 inconclusive."""
+    baseline = Baseline.load(baseline_path)
+    if baseline.receipt is None:
+        raise VerificationError(
+            f"{baseline_path} has no receipt", hint="Record it with `calibrate baseline`."
+        )
+    baseline.verify(public_key=_public_key(public_key))
+    report = compare(
+        baseline,
+        CalibrationRun.load(run_path),
+        tolerance=tolerance,
+        alpha=alpha,
+        min_prompts=min_prompts,
+        force=force,
+    )
+    record = report.to_dict()
+    if html is not None:
+        html.write_text(render_html(record), encoding="utf-8")
+    if journal is not None:
+        from refusalkit.journal import open_journal  # noqa: PLC0415 (only with --journal)
+
+        with open_journal(journal, load_keyring(keyring)) as opened:
+            index, receipt = journal_record(opened, record)
+        record = {**record, "receipt": receipt.to_dict()}
+        if not as_json:
+            _print_receipt(index, receipt.to_dict())
+    if as_json:
+        typer.echo(json.dumps(record, indent=2, ensure_ascii=False))
+    else:
+        _print_report(report)
+    raise typer.Exit(report.exit_code)

@@ -1,7 +1,239 @@
-"""CLI verbs of this part (being written)."""
+"""``refusalkit chat``: an interactive guarded session, and ``chat replay`` to audit a transcript.
+
+DESIGN.md §4. Both paths use the same ``ChatRuntime``; ``--policy PACK`` gives the runtime a
+decision point so proposed tool calls are checkable (``no_unauthorized_action``).
+"""
 
 from __future__ import annotations
 
-from refusalkit.cli._app import app
+import contextlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
 
-__all__ = ["app"]
+import typer
+
+from refusalkit.cli._app import app
+from refusalkit.cli._common import KeyringOption, err_console, load_keyring, out_console
+from refusalkit.errors import ResponderError, UsageError
+from refusalkit.keyring import Keyring
+
+__all__ = ["app", "chat_app"]
+
+chat_app = typer.Typer(
+    name="chat",
+    help="Guard chat turns: safety and ethics packs, typed refusals, hedges, turn events.",
+    invoke_without_command=True,
+    no_args_is_help=False,
+    rich_markup_mode="rich",
+)
+
+EthicsPackOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--ethics-pack",
+        help="Ethics pack (JSON). Default: the bundled default pack; "
+        "a pack that does not load falls back to it with a warning.",
+    ),
+]
+PolicyOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--policy",
+        help="Policy pack for proposed tool calls (makes no_unauthorized_action checkable).",
+    ),
+]
+TurnLogOption = Annotated[
+    Path | None, typer.Option("--turn-log", help="Append every TurnEvent to this JSONL file.")
+]
+JournalOption = Annotated[
+    str | None,
+    typer.Option(
+        "--journal",
+        help="Journal store (SQLite path or postgresql:// URL) for turn "
+        "events and refusal decisions.",
+    ),
+]
+RecordTextOption = Annotated[
+    bool, typer.Option("--record-text", help="Put raw text in turn events (default: digests).")
+]
+
+
+def _decision_point(policy: Path | None, keyring: Keyring) -> Any:
+    if policy is None:
+        return None
+    from refusalkit.decide import DecisionPoint, load_pack  # noqa: PLC0415 (only when asked)
+
+    return DecisionPoint(load_pack(policy), keyring)
+
+
+@contextlib.contextmanager
+def _journal(store: str | None, keyring: Keyring) -> Iterator[Any]:
+    if store is None:
+        yield None
+        return
+    from refusalkit.journal import open_journal  # noqa: PLC0415 (only when asked)
+
+    with open_journal(store, keyring) as journal:
+        yield journal
+
+
+def _runtime(
+    responder: Any,
+    *,
+    ethics_pack: Path | None,
+    policy: Path | None,
+    keyring: Keyring,
+    journal: Any,
+    turn_log: Path | None,
+    record_text: bool,
+    rearticulate: bool = False,
+) -> Any:
+    from refusalkit.chat import ChatRuntime  # noqa: PLC0415 (keeps `--help` fast)
+
+    return ChatRuntime(
+        responder,
+        ethics_pack=ethics_pack,
+        keyring=keyring,
+        decision_point=_decision_point(policy, keyring),
+        journal=journal,
+        turn_log=turn_log,
+        record_text=record_text,
+        rearticulate=rearticulate,
+    )
+
+
+@chat_app.callback()
+def chat(
+    ctx: typer.Context,
+    endpoint: Annotated[
+        str | None,
+        typer.Option(
+            "--endpoint", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1."
+        ),
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model name to ask.")] = None,
+    ethics_pack: EthicsPackOption = None,
+    show_verdicts: Annotated[
+        bool,
+        typer.Option(
+            "--show-verdicts", help="Print each turn's verdicts and refusal under the reply."
+        ),
+    ] = False,
+    policy: PolicyOption = None,
+    keyring_path: KeyringOption = None,
+    turn_log: TurnLogOption = None,
+    journal: JournalOption = None,
+    record_text: RecordTextOption = False,
+    rearticulate: Annotated[
+        bool,
+        typer.Option(
+            "--rearticulate", help="After a refusal, ask the model once more with the violated ids."
+        ),
+    ] = False,
+    api_key_env: Annotated[
+        str,
+        typer.Option("--api-key-env", help="Environment variable holding the endpoint's API key."),
+    ] = "OPENAI_API_KEY",
+) -> None:
+    """Chat with a model through the turn guard (type /exit or Ctrl-D to leave)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not endpoint or not model:
+        raise UsageError(
+            "an interactive chat needs --endpoint and --model",
+            hint="e.g. refusalkit chat --endpoint http://127.0.0.1:8000/v1 --model m",
+        )
+    from refusalkit.chat import EndpointResponder  # noqa: PLC0415
+
+    keyring = load_keyring(keyring_path)
+    responder = EndpointResponder(endpoint, model, api_key=os.environ.get(api_key_env))
+    with _journal(journal, keyring) as store:
+        runtime = _runtime(
+            responder,
+            ethics_pack=ethics_pack,
+            policy=policy,
+            keyring=keyring,
+            journal=store,
+            turn_log=turn_log,
+            record_text=record_text,
+            rearticulate=rearticulate,
+        )
+        _interact(runtime, show_verdicts=show_verdicts)
+    responder.close()
+
+
+def _interact(runtime: Any, *, show_verdicts: bool) -> None:
+    err_console.print(f"session {runtime.session} — /exit or Ctrl-D to leave")
+    while True:
+        try:
+            line = input("you> ")
+        except (EOFError, KeyboardInterrupt):
+            break
+        if line.strip() in ("/exit", "/quit"):
+            break
+        if not line.strip():
+            continue
+        try:
+            response = runtime.turn(line)
+        except ResponderError as exc:
+            err_console.print(f"[bold red]error:[/] {exc.message}", markup=True)
+            continue
+        out_console.print(response.surface, markup=False)
+        if show_verdicts:
+            _print_verdicts(response)
+
+
+def _print_verdicts(response: Any) -> None:
+    for kind, verdict in (("safety", response.safety_verdict), ("ethics", response.ethics_verdict)):
+        for r in verdict.results:
+            state = (
+                "not checkable"
+                if not r.runtime_checkable
+                else ("upheld" if r.upheld else "VIOLATED")
+            )
+            err_console.print(f"  {kind}:{r.id}: {state}", markup=False)
+    what = ", ".join(response.refusal_tags) or "none"
+    err_console.print(
+        f"  selected: {response.selected} ({response.selected_why}); refusal: {what}", markup=False
+    )
+
+
+@chat_app.command("replay")
+def replay_command(
+    transcript: Annotated[
+        Path,
+        typer.Argument(help='Transcript JSONL: {"input", "response", "tool_calls": [...]} a line.'),
+    ],
+    ethics_pack: EthicsPackOption = None,
+    policy: PolicyOption = None,
+    keyring_path: KeyringOption = None,
+    turn_log: TurnLogOption = None,
+    journal: JournalOption = None,
+    record_text: RecordTextOption = False,
+) -> None:
+    """Audit a recorded conversation offline: one ChatResponse JSON per turn on stdout."""
+    from refusalkit.chat import read_transcript, replay  # noqa: PLC0415
+
+    turns = read_transcript(transcript)
+    keyring = load_keyring(keyring_path)
+    refused = 0
+    with _journal(journal, keyring) as store:
+        runtime = _runtime(
+            None,
+            ethics_pack=ethics_pack,
+            policy=policy,
+            keyring=keyring,
+            journal=store,
+            turn_log=turn_log,
+            record_text=record_text,
+        )
+        for response in replay(runtime, turns):
+            refused += response.refused
+            typer.echo(json.dumps(response.to_dict(), ensure_ascii=False, sort_keys=True))
+    err_console.print(f"{len(turns)} turns, {refused} refused")
+
+
+app.add_typer(chat_app, name="chat")

@@ -1,7 +1,299 @@
-"""CLI verbs of this part (being written)."""
+"""``refusalkit journal``: append, checkpoint, prove, verify, query, stats, export (DESIGN.md §3).
+
+The store is always the first argument: an SQLite file path or a ``postgresql://`` URL. ``verify``
+exits 0 only when every check passes, else 1 naming the first bad index.
+"""
 
 from __future__ import annotations
 
-from refusalkit.cli._app import app
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, TextIO
 
-__all__ = ["app"]
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from refusalkit.cli._app import app
+from refusalkit.cli._common import KeyringOption, err_console, load_keyring, out_console
+from refusalkit.errors import UsageError, VerificationError
+from refusalkit.journal import (
+    Journal,
+    NoteVerifier,
+    VerifyReport,
+    export_bundle,
+    open_journal,
+    verify_bundle,
+)
+
+__all__ = ["app", "journal_app"]
+
+journal_app = typer.Typer(
+    name="journal",
+    help="The tamper-evident journal: an RFC 9162 Merkle log with signed C2SP checkpoints.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+)
+prove_app = typer.Typer(
+    name="prove", help="RFC 9162 proofs as JSON (lowercase hex hashes).", no_args_is_help=True
+)
+journal_app.add_typer(prove_app, name="prove")
+app.add_typer(journal_app, name="journal")
+
+StoreArg = Annotated[
+    str,
+    typer.Argument(
+        help="Journal store: an SQLite file path or a postgresql:// URL.", show_default=False
+    ),
+]
+OriginOption = Annotated[
+    str | None,
+    typer.Option(
+        "--origin", help="Origin (log name) for a new journal; must match an existing one."
+    ),
+]
+_BATCH = 1000
+
+
+@contextmanager
+def _open(store: str, keyring: Path | None, origin: str | None = None) -> Iterator[Journal]:
+    with open_journal(store, load_keyring(keyring), origin=origin) as journal:
+        yield journal
+
+
+def _emit(value: Any) -> None:
+    typer.echo(json.dumps(value, ensure_ascii=False))
+
+
+def _records(handle: TextIO, name: str) -> Iterator[dict[str, Any]]:
+    for number, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{name}:{number}: not JSON ({exc.msg})") from exc
+        if not isinstance(record, dict):
+            raise UsageError(f"{name}:{number}: a record must be a JSON object")
+        yield record
+
+
+@journal_app.command("append")
+def append_cmd(
+    store: StoreArg,
+    file: Annotated[str, typer.Argument(help="JSONL file of records, or - for stdin.")] = "-",
+    origin: OriginOption = None,
+    keyring: KeyringOption = None,
+) -> None:
+    """Append JSONL records (one JSON object a line); prints the index range as JSON."""
+    source = sys.stdin if file == "-" else _open_text(file)
+    appended: list[int] = []
+    with _open(store, keyring, origin) as journal:
+        batch: list[dict[str, Any]] = []
+        for record in _records(source, "stdin" if file == "-" else file):
+            batch.append(record)
+            if len(batch) == _BATCH:
+                appended += journal.append(batch)
+                batch = []
+        appended += journal.append(batch)
+        size = journal.size()
+    first, last = (appended[0], appended[-1]) if appended else (None, None)
+    _emit({"appended": len(appended), "first": first, "last": last, "size": size})
+
+
+def _open_text(path: str) -> TextIO:
+    try:
+        return Path(path).open(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+@journal_app.command("checkpoint")
+def checkpoint_cmd(
+    store: StoreArg, origin: OriginOption = None, keyring: KeyringOption = None
+) -> None:
+    """Sign a checkpoint for the current size and print it (a C2SP signed note)."""
+    with _open(store, keyring, origin) as journal:
+        typer.echo(journal.checkpoint(), nl=False)
+
+
+@prove_app.command("inclusion")
+def prove_inclusion(
+    store: StoreArg,
+    index: Annotated[
+        int, typer.Option("--index", help="Entry index (0-based).", show_default=False)
+    ],
+    size: Annotated[
+        int | None, typer.Option("--size", help="Tree size (default: current).")
+    ] = None,
+    keyring: KeyringOption = None,
+) -> None:
+    """Inclusion proof of one entry (RFC 9162 §2.1.3)."""
+    with _open(store, keyring) as journal:
+        _emit(journal.inclusion_proof(index, size))
+
+
+@prove_app.command("consistency")
+def prove_consistency(
+    store: StoreArg,
+    old: Annotated[int, typer.Option("--old", help="The older tree size.", show_default=False)],
+    new: Annotated[
+        int | None, typer.Option("--new", help="The newer size (default: current).")
+    ] = None,
+    keyring: KeyringOption = None,
+) -> None:
+    """Consistency proof between two tree sizes (RFC 9162 §2.1.4)."""
+    with _open(store, keyring) as journal:
+        _emit(journal.consistency_proof(old, new))
+
+
+def _trusted(public_keys: list[str]) -> list[NoteVerifier] | None:
+    if not public_keys:
+        return None
+    return [NoteVerifier.parse(k) for k in public_keys]
+
+
+def _print_report(report: VerifyReport, as_json: bool) -> None:
+    if as_json:
+        _emit(report.to_dict())
+        return
+    out_console.print(
+        f"[bold green]ok[/] {report.origin}: {report.size} entries, "
+        f"{report.checkpoints} checkpoint(s) verified, root {report.root}"
+    )
+    if report.unsigned_entries:
+        out_console.print(
+            f"note: the last {report.unsigned_entries} entries are not yet in a checkpoint"
+        )
+
+
+def _verify_store(journal: Journal) -> VerifyReport:
+    total = journal.size()
+    columns = (TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err_console, transient=True, disable=total < 50_000) as bar:
+        task = bar.add_task("verify", total=total)
+        return journal.verify(progress=lambda done: bar.update(task, completed=done))
+
+
+@journal_app.command("verify")
+def verify_cmd(
+    store: Annotated[
+        str | None, typer.Argument(help="Journal store (path or postgresql:// URL).")
+    ] = None,
+    bundle: Annotated[
+        Path | None, typer.Option("--bundle", help="Verify an exported bundle instead.")
+    ] = None,
+    public_key: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--public-key", help="Trusted verifier key NAME+ID+BASE64 (bundles; repeatable)."
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    keyring: KeyringOption = None,
+) -> None:
+    """Recompute the tree and check every signed checkpoint; exit 1 naming the first bad index."""
+    if (store is None) == (bundle is None):
+        raise UsageError("give a STORE or --bundle BUNDLE (one of them)")
+    try:
+        if bundle is not None:
+            trusted = _trusted(public_key or [])
+            if trusted is None:
+                err_console.print("note: trusting the bundle's own key; pin it with --public-key")
+            report = verify_bundle(bundle, trusted=trusted)
+        else:
+            assert store is not None
+            with _open(store, keyring) as journal:
+                report = _verify_store(journal)
+    except VerificationError as exc:
+        where = f"first bad index: {exc.index}: " if exc.index is not None else ""
+        raise VerificationError(f"{where}{exc.message}", index=exc.index, hint=exc.hint) from exc
+    _print_report(report, as_json)
+
+
+@journal_app.command("query")
+def query_cmd(
+    store: StoreArg,
+    action: Annotated[
+        str | None, typer.Option("--action", help="allow | audit | deny | block.")
+    ] = None,
+    reason_code: Annotated[str | None, typer.Option("--reason-code", help="A reason code.")] = None,
+    rule: Annotated[str | None, typer.Option("--rule", help="The matched rule id.")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="subject.agent.")] = None,
+    session: Annotated[str | None, typer.Option("--session", help="subject.session.")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="RFC 3339 time, inclusive.")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="RFC 3339 time, inclusive.")] = None,
+    schema: Annotated[
+        str | None, typer.Option("--schema", help="Record kind, e.g. refusalkit.decision/v1.")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="At most this many records.", min=0)
+    ] = None,
+    keyring: KeyringOption = None,
+) -> None:
+    """Print matching records in index order as JSONL."""
+    with _open(store, keyring) as journal:
+        for _, record in journal.query(
+            schema=schema,
+            action=action,
+            reason_code=reason_code,
+            matched_rule=rule,
+            agent=agent,
+            session=session,
+            since=since,
+            until=until,
+            limit=limit,
+        ):
+            _emit(record)
+
+
+def _stats_table(title: str, counts: dict[str, int]) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column(title.rsplit(maxsplit=1)[-1])
+    table.add_column("count", justify="right")
+    for key, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        table.add_row(key, str(count))
+    return table
+
+
+@journal_app.command("stats")
+def stats_cmd(
+    store: StoreArg,
+    since: Annotated[str | None, typer.Option("--since", help="RFC 3339 time, inclusive.")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="RFC 3339 time, inclusive.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    keyring: KeyringOption = None,
+) -> None:
+    """Counts of records by action, reason code and rule."""
+    with _open(store, keyring) as journal:
+        stats = journal.stats(since=since, until=until)
+    if as_json:
+        _emit(stats)
+        return
+    out_console.print(f"{stats['total']} records")
+    for key, title in (
+        ("by_action", "by action"),
+        ("by_reason_code", "by reason code"),
+        ("by_rule", "by rule"),
+    ):
+        out_console.print(_stats_table(title, stats[key]))
+
+
+@journal_app.command("export")
+def export_cmd(
+    store: StoreArg,
+    out: Annotated[
+        Path, typer.Option("--out", help="Bundle file to write (JSON).", show_default=False)
+    ],
+    keyring: KeyringOption = None,
+) -> None:
+    """Export entries, checkpoints, proofs and public keys as one bundle for offline audit."""
+    with _open(store, keyring) as journal:
+        path = export_bundle(journal, out)
+        size = journal.size()
+    err_console.print(
+        f"wrote {path} ({size} entries); check it with `refusalkit journal verify --bundle {path}`"
+    )

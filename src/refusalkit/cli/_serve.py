@@ -1,7 +1,166 @@
-"""CLI verbs of this part (being written)."""
+"""``refusalkit serve`` and ``refusalkit service keys ...``: the HTTP service and its API keys."""
 
 from __future__ import annotations
 
-from refusalkit.cli._app import app
+from pathlib import Path
+from typing import Annotated
 
-__all__ = ["app"]
+import typer
+from rich.table import Table
+
+from refusalkit.cli._app import app
+from refusalkit.cli._common import KeyringOption, err_console, load_keyring, out_console
+from refusalkit.errors import ServiceError
+
+__all__ = ["app", "service_app"]
+
+service_app = typer.Typer(help="Manage the HTTP service: its API keys.", no_args_is_help=True)
+keys_app = typer.Typer(
+    help="API keys: add (prints the key once), list, revoke.", no_args_is_help=True
+)
+service_app.add_typer(keys_app, name="keys")
+
+KeysFile = Annotated[
+    Path,
+    typer.Option(
+        "--keys-file",
+        envvar="REFUSALKIT_KEYS_FILE",
+        help="The keys file (JSON, mode 0600; keys are stored hashed).",
+    ),
+]
+
+
+@app.command("serve")
+def serve_command(
+    *,
+    policy: Annotated[Path, typer.Option("--policy", help="Policy pack (YAML or JSON).")],
+    journal: Annotated[
+        str, typer.Option("--journal", help="Journal: a SQLite file or a postgresql:// URL.")
+    ],
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8181,
+    workers: Annotated[int, typer.Option(min=1, help="Worker processes (share the journal).")] = 1,
+    keys_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--keys-file",
+            envvar="REFUSALKIT_KEYS_FILE",
+            help="API keys file (see `refusalkit service keys add`).",
+        ),
+    ] = None,
+    insecure_no_auth: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-no-auth",
+            help="Serve without keys: every caller may do everything. Local development only.",
+        ),
+    ] = False,
+    max_body_bytes: Annotated[
+        int, typer.Option(min=1024, help="Largest request body accepted (413 above).")
+    ] = 1_048_576,
+    max_batch: Annotated[
+        int, typer.Option(min=1, help="Most requests in one batch (413 above).")
+    ] = 1000,
+    deadline_ms: Annotated[
+        float, typer.Option(help="Decision deadline; over it a decision is deny + unavailable.")
+    ] = 50.0,
+    origin: Annotated[
+        str | None, typer.Option(help="Journal origin line (for a new journal).")
+    ] = None,
+    log_decisions: Annotated[
+        bool,
+        typer.Option(
+            "--log-decisions", help="Log each decision's redacted form (never the request)."
+        ),
+    ] = False,
+    access_log: Annotated[
+        bool, typer.Option("--access-log/--no-access-log", help="uvicorn's access log.")
+    ] = False,
+    keyring: KeyringOption = None,
+) -> None:
+    """Serve decisions, the journal and the dashboard over HTTP (FastAPI on uvicorn)."""
+    from refusalkit.server import ServiceConfig, serve  # noqa: PLC0415 (server extras are optional)
+
+    if keys_file is None and not insecure_no_auth:
+        raise ServiceError(
+            "no --keys-file: the service would be open to anyone",
+            hint="Make a key with `refusalkit service keys add NAME --scopes decide,read "
+            "--keys-file keys.json` and pass --keys-file keys.json (or --insecure-no-auth for "
+            "local development).",
+        )
+    if insecure_no_auth:
+        err_console.print(
+            "[bold yellow]warning:[/] --insecure-no-auth: anyone who can reach "
+            f"{host}:{port} may decide, read the journal and reload the pack"
+        )
+    ring = load_keyring(keyring)
+    _check_journal(journal, ring)
+    config = ServiceConfig(
+        policy=policy,
+        journal=journal,
+        keys_file=keys_file,
+        keyring=keyring,
+        insecure_no_auth=insecure_no_auth,
+        max_body_bytes=max_body_bytes,
+        max_batch=max_batch,
+        deadline_ms=deadline_ms,
+        origin=origin,
+        log_decisions=log_decisions,
+    )
+    serve(config, host=host, port=port, workers=workers, access_log=access_log)
+
+
+def _check_journal(store: str, ring: object) -> None:
+    from refusalkit.journal import open_journal  # noqa: PLC0415
+
+    with open_journal(store, ring) as journal:  # type: ignore[arg-type]
+        journal.size()
+
+
+@keys_app.command("add")
+def keys_add(
+    name: Annotated[str, typer.Argument(help="A name for the key (who or what uses it).")],
+    keys_file: KeysFile,
+    scopes: Annotated[str, typer.Option(help="Comma-separated: decide, read, admin.")] = "decide",
+) -> None:
+    """Create a key; prints it once, as the last line (only its hash is stored)."""
+    from refusalkit.server import KeyStore, parse_scopes  # noqa: PLC0415
+
+    record, secret = KeyStore(keys_file).add(name, parse_scopes(scopes))
+    out_console.print(
+        f"added key {record.name!r} with scopes "
+        f"{', '.join(sorted(s.value for s in record.scopes))} to {keys_file}"
+    )
+    out_console.print("the key is shown once; store it now:")
+    typer.echo(secret)
+
+
+@keys_app.command("list")
+def keys_list(keys_file: KeysFile) -> None:
+    """List the keys (names, scopes, dates; never the keys)."""
+    from refusalkit.server import KeyStore  # noqa: PLC0415
+
+    table = Table("name", "scopes", "created", "revoked", "hash")
+    for key in KeyStore(keys_file).list_keys():
+        table.add_row(
+            key.name,
+            ",".join(sorted(s.value for s in key.scopes)),
+            key.created,
+            key.revoked or "—",
+            key.hash[:19] + "…",
+        )
+    out_console.print(table)
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    name: Annotated[str, typer.Argument(help="The key to revoke.")], keys_file: KeysFile
+) -> None:
+    """Revoke a key: it stops working at once (running services re-read the file)."""
+    from refusalkit.server import KeyStore  # noqa: PLC0415
+
+    record = KeyStore(keys_file).revoke(name)
+    out_console.print(f"revoked key {record.name!r} at {record.revoked}")
+
+
+app.add_typer(service_app, name="service")

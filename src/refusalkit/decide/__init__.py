@@ -1,1 +1,33 @@
-"""decide part (being written)."""
+"""The decision point: policy packs, the built-in engine, why-trails (DESIGN.md §1 and §2).
+
+>>> from refusalkit.decide import DecisionPoint, load_pack
+>>> from refusalkit.examples import example_path
+>>> from refusalkit.keyring import Keyring
+>>> dp = DecisionPoint(load_pack(example_path("agent-tools.yaml")), Keyring.generate())
+>>> dp.decide({"tool": "fs.write", "args": {"path": "/workspace/.env"}}).action
+<Action.DENY: 'deny'>
+"""
+
+from __future__ import annotations
+
+from refusalkit.decide._attest import mint_token, public_key_from_seed
+from refusalkit.decide._cases import CaseResult, load_cases, run_cases
+from refusalkit.decide._engine import DecisionPoint
+from refusalkit.decide._explain import decide_lines, explain
+from refusalkit.decide._fast import canonical_bytes
+from refusalkit.decide._pack import Pack, load_pack, pack_digest
+
+__all__ = [
+    "CaseResult",
+    "DecisionPoint",
+    "Pack",
+    "canonical_bytes",
+    "decide_lines",
+    "explain",
+    "load_cases",
+    "load_pack",
+    "mint_token",
+    "pack_digest",
+    "public_key_from_seed",
+    "run_cases",
+]

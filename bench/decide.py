@@ -1,0 +1,422 @@
+"""Benchmark: refusalkit's decision point vs Cedar (cedarpy) vs the Agent Governance Toolkit.
+
+One 50-rule policy, written natively for each engine, and a mixed stream of tool calls
+(sensitive writes, benign writes, other tools, unknown tools). First every engine decides every
+request and the verdicts must agree; then each runs the stream on one core, timing every call.
+refusalkit runs with full why-trails and keyed redaction; Cedar's policies are parsed once
+(``PolicySet``); AGT's ``PolicyEvaluator`` records no trail and redacts nothing.
+
+    python bench/decide.py            # 100k requests
+    python bench/decide.py --quick    # 10k requests
+
+Prints a table and writes ``bench/results/decide.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import logging
+import os
+import platform
+import random
+import re
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import cedarpy
+from rich.console import Console
+from rich.table import Table
+
+with warnings.catch_warnings():  # agent_os warns about its own package name on import
+    warnings.simplefilter("ignore")
+    from agent_os.policies.evaluator import PolicyEvaluator
+    from agent_os.policies.schema import PolicyDocument
+
+from refusalkit.decide import DecisionPoint, Pack
+from refusalkit.keyring import Keyring
+
+RESULTS = Path(__file__).resolve().parent / "results" / "decide.json"
+console = Console()
+
+# -- the policy, as data ------------------------------------------------------------------------
+# Each rule: (id, effect, tool, field, kind, pattern). kind: "suffix" (a file name anywhere),
+# "under" (a directory tree), "contains" (a substring), "equals", "net8"/"net16" (IPv4 networks).
+
+SECRET_NAMES = [
+    ".env", ".env.local", ".env.production", "id_rsa", "id_ed25519", "id_ecdsa", ".netrc",
+    ".pgpass", "credentials.json", "service-account.json", ".npmrc", ".pypirc", "secrets.yaml",
+    "kubeconfig",
+]  # fmt: skip
+SECRET_DIRS = ["/etc", "/root", "/var/lib/secrets", "/home/dev/.ssh", "/home/dev/.aws", "/proc"]
+PROJECTS = ["api", "web", "cli", "docs", "infra", "ml", "billing", "search", "auth", "mobile"]
+SHELL_DENY = ["rm -rf", "mkfs", "dd if=", "chmod 777", "curl 169.254.", "wget 169.254."]
+SHELL_ALLOW = ["git status", "ls", "pytest", "make test", "git diff", "npm test"]
+NETS = ["10.0.0.0/8", "192.168.0.0/16", "127.0.0.0/8", "169.254.0.0/16"]
+
+
+def policy_rules() -> list[tuple[str, str, str, str, str, str]]:
+    rules = []
+    for i, name in enumerate(SECRET_NAMES):
+        rules.append((f"secret_name_{i}", "deny", "fs.write", "path", "suffix", name))
+    for i, folder in enumerate(SECRET_DIRS):
+        rules.append((f"secret_dir_{i}", "deny", "fs.write", "path", "under", folder))
+    for i, project in enumerate(PROJECTS):
+        rules.append(
+            (f"project_{i}", "allow", "fs.write", "path", "under", f"/workspace/{project}")
+        )
+    rules.append(("block_rm_rf", "block", "shell.run", "command", "contains", "rm -rf /"))
+    for i, text in enumerate(SHELL_DENY):
+        rules.append((f"shell_deny_{i}", "deny", "shell.run", "command", "contains", text))
+    for i, text in enumerate(SHELL_ALLOW):
+        rules.append((f"shell_allow_{i}", "allow", "shell.run", "command", "equals", text))
+    for i, net in enumerate(NETS):
+        kind = "net8" if net.endswith("/8") else "net16"
+        rules.append((f"internal_net_{i}", "deny", "net.fetch", "host", kind, net))
+    rules.append(("fetch_public", "allow", "net.fetch", "host", "contains", "."))
+    rules.append(("read_workspace", "allow", "fs.read", "path", "under", "/workspace"))
+    rules.append(("web_search", "allow", "web.search", "query", "contains", ""))
+    assert len(rules) == 50, len(rules)
+    return rules
+
+
+# -- refusalkit -----------------------------------------------------------------------------------
+
+
+def refusalkit_pack() -> dict[str, Any]:
+    classes = {
+        "path": "file-path",
+        "command": "shell-command",
+        "host": "ip-address",
+        "query": "query",
+    }
+    rules = []
+    for rid, effect, tool, field, kind, pattern in policy_rules():
+        cond: dict[str, Any] = {"class": classes[field]}
+        if kind == "suffix":
+            cond["glob"] = f"**/{pattern}"
+        elif kind == "under":
+            cond["glob"] = f"{pattern}/**"
+        elif kind == "contains":
+            cond["regex"] = re.escape(pattern) if pattern else ""
+        elif kind == "equals":
+            cond["in"] = [pattern]
+        else:
+            cond["cidr"] = pattern
+        rules.append({"id": rid, "effect": effect, "when": {"tool": tool, f"args.{field}": cond}})
+    return {
+        "policy": "bench-50",
+        "version": "v1",
+        "default": "deny",
+        "field_classes": {
+            "file-path": {"sensitive": True},
+            "shell-command": {"sensitive": True},
+            "query": {"sensitive": True},
+            "ip-address": {"reveal": True},
+        },
+        "rules": rules,
+    }
+
+
+def refusalkit_engine() -> tuple[
+    Callable[[dict[str, Any]], Any], Callable[[Any], tuple[bool, str]]
+]:
+    dp = DecisionPoint(Pack.from_mapping(refusalkit_pack()), Keyring.generate())
+
+    def verdict(decision: Any) -> tuple[bool, str]:
+        return decision.action.refuses, decision.matched_rule
+
+    return dp.decide, verdict
+
+
+# -- Cedar ---------------------------------------------------------------------------------------
+
+
+def _cedar_string(text: str) -> str:
+    return json.dumps(text)
+
+
+def cedar_text() -> str:
+    out = []
+    for rid, effect, tool, field, kind, pattern in policy_rules():
+        head = "permit" if effect == "allow" else "forbid"
+        if kind == "suffix":
+            test = f"(context.{field} like {_cedar_string('*/' + pattern)} || context.{field} == {_cedar_string(pattern)})"  # noqa: E501
+        elif kind == "under":
+            test = f"context.{field} like {_cedar_string(pattern + '/*')}"
+        elif kind == "contains":
+            test = (
+                f"context.{field} like {_cedar_string('*' + pattern + '*')}" if pattern else "true"
+            )
+        elif kind == "equals":
+            test = f"context.{field} == {_cedar_string(pattern)}"
+        else:
+            test = f'(context.is_ip && ip(context.{field}).isInRange(ip("{pattern}")))'
+        scope = f'principal, action == Action::"{tool}", resource'
+        out.append(f'@id("{rid}")\n{head}({scope}) when {{ {test} }};')
+    return "\n".join(out)
+
+
+def cedar_engine() -> tuple[Callable[[dict[str, Any]], Any], Callable[[Any], tuple[bool, str]]]:
+    policies = cedarpy.PolicySet.from_str(cedar_text())
+    entities = cedarpy.Entities.from_json_str("[]")
+    ip_like = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
+
+    def decide(request: dict[str, Any]) -> Any:
+        args = request.get("args", {})
+        host = args.get("host", "")
+        context = {
+            "path": args.get("path", ""),
+            "command": args.get("command", ""),
+            "host": host,
+            "query": args.get("query", ""),
+            "is_ip": bool(ip_like.match(host)),
+        }
+        cedar_request = {
+            "principal": f'Agent::"{request["caller"]["agent"]}"',
+            "action": f'Action::"{request["tool"]}"',
+            "resource": f'Tool::"{request["tool"]}"',
+            "context": context,
+        }
+        return cedarpy.is_authorized(cedar_request, policies, entities)
+
+    names = {f"policy{i}": rule[0] for i, rule in enumerate(policy_rules())}
+
+    def verdict(result: Any) -> tuple[bool, str]:
+        reasons = sorted(names.get(r, r) for r in result.diagnostics.reasons)
+        return not result.allowed, ",".join(reasons)
+
+    return decide, verdict
+
+
+# -- Agent Governance Toolkit ----------------------------------------------------------------------
+
+
+def agt_engine() -> tuple[Callable[[dict[str, Any]], Any], Callable[[Any], tuple[bool, str]]]:
+    priority = {"block": 300, "deny": 200, "allow": 100}
+    rules = []
+    for rid, effect, tool, _field, kind, pattern in policy_rules():
+        head = "^" + re.escape(tool) + r"\|"
+        if kind == "suffix":
+            regex = head + r"(.*/)?" + re.escape(pattern) + "$"
+        elif kind == "under":
+            regex = head + re.escape(pattern + "/")
+        elif kind == "contains":
+            regex = head + ".*" + re.escape(pattern)
+        elif kind == "equals":
+            regex = head + re.escape(pattern) + "$"
+        else:
+            octets = pattern.split("/")[0].split(".")[: 1 if kind == "net8" else 2]
+            regex = head + re.escape(".".join(octets) + ".") + r"\d+(\.\d+)*$"
+        rules.append(
+            {
+                "name": rid,
+                "condition": {"field": "call", "operator": "matches", "value": regex},
+                "action": effect,
+                "priority": priority[effect],
+            }
+        )
+    doc = PolicyDocument.model_validate(
+        {"name": "bench-50", "version": "1.0", "rules": rules, "defaults": {"action": "deny"}}
+    )
+    evaluator = PolicyEvaluator([doc])
+    fields = ("path", "command", "host", "query")
+
+    def decide(request: dict[str, Any]) -> Any:
+        args = request.get("args", {})
+        value = next((args[f] for f in fields if f in args), "")
+        return evaluator.evaluate(
+            {"tool_name": request["tool"], "call": f"{request['tool']}|{value}"}
+        )
+
+    def verdict(result: Any) -> tuple[bool, str]:
+        return not result.allowed, result.matched_rule or "@default"
+
+    return decide, verdict
+
+
+# -- the request mix ----------------------------------------------------------------------------
+
+
+def make_requests(count: int, seed: int = 7) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    agents = ["coder", "researcher", "ops", "reviewer"]
+    words = ["main", "util", "model", "view", "api", "store", "test", "config", "index", "core"]
+
+    def caller() -> dict[str, str]:
+        return {"agent": rng.choice(agents), "session": f"s-{rng.randrange(10_000)}"}
+
+    def sensitive() -> dict[str, Any]:
+        if rng.random() < 0.6:
+            path = f"/workspace/{rng.choice(PROJECTS)}/{rng.choice(words)}{rng.randrange(999)}/{rng.choice(SECRET_NAMES)}"  # noqa: E501
+        else:
+            path = f"{rng.choice(SECRET_DIRS)}/{rng.choice(words)}{rng.randrange(99_999)}.conf"
+        return {"tool": "fs.write", "args": {"path": path, "content": "x" * rng.randrange(8, 64)}}
+
+    def benign() -> dict[str, Any]:
+        root = rng.choice([*PROJECTS, "scratch"])  # scratch: no rule allows it
+        path = f"/workspace/{root}/src/{rng.choice(words)}_{rng.randrange(1_000_000)}.py"
+        return {"tool": "fs.write", "args": {"path": path, "content": "print('hello')\n"}}
+
+    def other() -> dict[str, Any]:
+        pick = rng.random()
+        if pick < 0.35:
+            if rng.random() < 0.5:
+                command = rng.choice(SHELL_ALLOW)
+            else:
+                command = f"{rng.choice([*SHELL_DENY, 'echo', 'cat notes.txt |', 'rm -rf /'])} /tmp/{rng.randrange(10**6)}"  # noqa: E501
+            return {"tool": "shell.run", "args": {"command": command}}
+        if pick < 0.6:
+            if rng.random() < 0.5:
+                host = f"{rng.choice(['10', '192.168', '127', '169.254'])}.{rng.randrange(256)}.{rng.randrange(256)}"  # noqa: E501
+                host = ".".join([*host.split("."), "1", "1"][:4])
+            else:
+                host = f"{rng.choice(['93.184', '151.101', '8.8'])}.{rng.randrange(256)}.{rng.randrange(256)}"  # noqa: E501
+            return {"tool": "net.fetch", "args": {"host": host}}
+        if pick < 0.8:
+            path = (
+                rng.choice(["/workspace/", "/etc/", "/home/dev/"]) + f"f{rng.randrange(10**6)}.txt"
+            )
+            return {"tool": "fs.read", "args": {"path": path}}
+        return {
+            "tool": "web.search",
+            "args": {"query": f"how to {rng.choice(words)} {rng.randrange(10**6)}"},
+        }
+
+    def unknown() -> dict[str, Any]:
+        return {"tool": f"plugin.{rng.choice(words)}{rng.randrange(10_000)}", "args": {}}
+
+    makers = [sensitive, benign, other, unknown]
+    shares = [0.25, 0.35, 0.30, 0.10]
+    out = []
+    for _ in range(count):
+        request = rng.choices(makers, shares)[0]()
+        request["caller"] = caller()
+        out.append(request)
+    return out
+
+
+# -- running -------------------------------------------------------------------------------------
+
+
+def check_agreement(requests: list[dict[str, Any]], engines: dict[str, Any]) -> dict[str, int]:
+    """Every engine refuses exactly what the others refuse, for the same (decisive) rule."""
+    counts = {"allow": 0, "refuse": 0}
+    for index, request in enumerate(requests):
+        verdicts = {name: verdict(decide(request)) for name, (decide, verdict) in engines.items()}
+        if verdicts["refusalkit"][1] == "@unavailable":  # an overrun on a busy machine: retryable
+            decide, verdict = engines["refusalkit"]
+            verdicts["refusalkit"] = verdict(decide(request))
+        ours_refused, ours_rule = verdicts["refusalkit"]
+        for name, (refused, rule) in verdicts.items():
+            if refused != ours_refused:
+                raise SystemExit(f"disagreement on request {index} ({request}): {verdicts}")
+            if name == "agt" and rule != ours_rule:
+                raise SystemExit(f"AGT decisive rule differs on request {index}: {verdicts}")
+            if name == "cedar" and ours_rule != "@default" and ours_rule not in rule.split(","):
+                raise SystemExit(f"Cedar reasons lack {ours_rule} on request {index}: {verdicts}")
+        counts["refuse" if ours_refused else "allow"] += 1
+    return counts
+
+
+def measure(
+    engines: dict[str, Callable[[dict[str, Any]], Any]], requests: list[dict[str, Any]]
+) -> dict[str, dict[str, float]]:
+    """Time every call; engines take turns on chunks of the stream, so that a busy machine
+    slows all of them alike rather than whichever ran during the noise."""
+    for decide in engines.values():
+        for request in requests[:2000]:  # warm caches alike
+            decide(request)
+    samples: dict[str, list[int]] = {name: [] for name in engines}
+    walls: dict[str, float] = dict.fromkeys(engines, 0.0)
+    timer = time.perf_counter_ns
+    chunk = 500
+    gc.collect()
+    gc.disable()
+    try:
+        for start in range(0, len(requests), chunk):
+            part = requests[start : start + chunk]
+            for name, decide in engines.items():
+                out = samples[name]
+                began = timer()
+                for request in part:
+                    t0 = timer()
+                    decide(request)
+                    out.append(timer() - t0)
+                walls[name] += (timer() - began) / 1e9
+    finally:
+        gc.enable()
+    results = {}
+    for name, values in samples.items():
+        values.sort()
+        results[name] = {
+            "p50_us": values[len(values) // 2] / 1000,
+            "p99_us": values[int(len(values) * 0.99)] / 1000,
+            "mean_us": statistics.fmean(values) / 1000,
+            "decisions_per_s": len(values) / walls[name],
+        }
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10k requests instead of 100k")
+    parser.add_argument("--count", type=int, default=None, help="number of requests")
+    options = parser.parse_args()
+    count = options.count or (10_000 if options.quick else 100_000)
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
+    requests = make_requests(count)
+    engines = {"refusalkit": refusalkit_engine(), "cedar": cedar_engine(), "agt": agt_engine()}
+    logging_off()
+    agreement = check_agreement(requests, engines)
+    console.print(f"all three engines agree on {count:,} requests: {agreement}")
+    results = measure({name: decide for name, (decide, _) in engines.items()}, requests)
+    ours = results["refusalkit"]
+    table = Table(title=f"decide: {count:,} mixed requests, 50-rule policy, one core")
+    for column in ("engine", "p50 µs", "p99 µs", "decisions/s", "refusalkit speed-up"):
+        table.add_column(column, justify="right" if column != "engine" else "left")
+    for name, row in results.items():
+        ratio = ours["decisions_per_s"] / row["decisions_per_s"]
+        table.add_row(
+            name,
+            f"{row['p50_us']:.1f}",
+            f"{row['p99_us']:.1f}",
+            f"{row['decisions_per_s']:,.0f}",
+            "-" if name == "refusalkit" else f"{ratio:.1f}x",
+        )
+    console.print(table)
+    report = {
+        "benchmark": "decide",
+        "requests": count,
+        "rules": 50,
+        "agreement": agreement,
+        "python": sys.version.split()[0],
+        "machine": platform.machine(),
+        "engines": results,
+        "ratios": {
+            "throughput_vs_agt": ours["decisions_per_s"] / results["agt"]["decisions_per_s"],
+            "throughput_vs_cedar": ours["decisions_per_s"] / results["cedar"]["decisions_per_s"],
+            "p50_vs_agt": results["agt"]["p50_us"] / ours["p50_us"],
+            "p50_vs_cedar": results["cedar"]["p50_us"] / ours["p50_us"],
+        },
+        "targets": {"throughput_vs_agt": 2.0, "throughput_vs_cedar": 6.0, "p50_us_max": 10.0},
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    console.print(f"wrote {RESULTS}")
+
+
+def logging_off() -> None:
+    """AGT logs nothing on the happy path; keep stray warnings out of the timing."""
+    logging.disable(logging.WARNING)
+
+
+if __name__ == "__main__":
+    main()

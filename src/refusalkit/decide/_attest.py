@@ -1,0 +1,154 @@
+"""Attestation: the caller proves who it is with a compact JWS (RFC 7515 §7.1), alg EdDSA
+(RFC 8037), signed by a key the pack trusts (DESIGN.md §2, stage ``@attestation``).
+
+Checks, in order: a string token in compact form; header ``alg`` = ``EdDSA`` and a ``kid`` the
+pack lists; a valid signature (``joserfc``); a JSON object payload whose ``sub`` equals
+``caller.agent``; a numeric ``exp`` in the future (and ``nbf``, when present, in the past).
+Verified signatures are cached (bounded); claims are re-checked on every decision.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from joserfc import jws
+from joserfc.errors import JoseError
+from joserfc.jwk import OKPKey
+
+__all__ = ["AttestationResult", "Attestor", "mint_token", "public_key_from_seed"]
+
+_CACHE_LIMIT = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class AttestationResult:
+    """``ok`` and, either way, a short value-free explanation for the trail."""
+
+    ok: bool
+    detail: str
+
+
+def _b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def _header(token: str) -> dict[str, Any] | None:
+    try:
+        segment = token.split(".", 1)[0]
+        data = json.loads(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+class Attestor:
+    """Verifies attestation tokens against the pack's trusted keys."""
+
+    __slots__ = ("_cache", "_keys")
+
+    def __init__(self, trusted_keys: Mapping[str, bytes]) -> None:
+        self._keys = {
+            kid: OKPKey.import_key({"kty": "OKP", "crv": "Ed25519", "x": _b64url(raw)})
+            for kid, raw in trusted_keys.items()
+        }
+        self._cache: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    def verify(self, token: Any, agent: Any, now: float | None = None) -> AttestationResult:
+        """Check ``token`` for ``agent`` at ``now`` (Unix seconds; default: the clock)."""
+        if token is None:
+            return AttestationResult(ok=False, detail="no caller.token")
+        if not isinstance(token, str):
+            return AttestationResult(ok=False, detail="caller.token is not a string")
+        claims = self._claims(token)
+        if isinstance(claims, str):
+            return AttestationResult(ok=False, detail=claims)
+        kid, payload = claims
+        return _check_claims(kid, payload, agent, time.time() if now is None else now)
+
+    def _trusted_kid(self, token: str) -> str:
+        """The header's ``kid`` when the header is well formed, else what is wrong with it."""
+        if token.count(".") != 2:
+            return "caller.token is not a compact JWS"
+        header = _header(token)
+        if header is None:
+            return "caller.token has an unreadable JWS header"
+        if header.get("alg") != "EdDSA":
+            return "JWS alg is not EdDSA"
+        kid = header.get("kid")
+        if not isinstance(kid, str) or kid not in self._keys:
+            return "JWS kid is not a trusted key"
+        return kid
+
+    def _claims(self, token: str) -> tuple[str, dict[str, Any]] | str:
+        hit = self._cache.get(token)
+        if hit is not None:
+            return hit
+        kid = self._trusted_kid(token)
+        if kid not in self._keys:
+            return kid  # the problem
+        try:
+            with warnings.catch_warnings():  # joserfc flags "EdDSA" (RFC 9864); §2 names it
+                warnings.simplefilter("ignore")
+                signed = jws.deserialize_compact(token, self._keys[kid], algorithms=["EdDSA"])
+            payload = json.loads(signed.payload)
+        except (JoseError, ValueError, UnicodeDecodeError):
+            return "JWS signature does not verify"
+        if not isinstance(payload, dict):
+            return "JWS payload is not a JSON object"
+        if len(self._cache) >= _CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[token] = (kid, payload)
+        return kid, payload
+
+
+def _check_claims(kid: str, payload: dict[str, Any], agent: Any, now: float) -> AttestationResult:
+    if not isinstance(agent, str) or payload.get("sub") != agent:
+        return AttestationResult(ok=False, detail=f"kid {kid}: sub is not caller.agent")
+    exp = payload.get("exp")
+    if isinstance(exp, bool) or not isinstance(exp, int | float):
+        return AttestationResult(ok=False, detail=f"kid {kid}: no numeric exp")
+    if now >= exp:
+        return AttestationResult(ok=False, detail=f"kid {kid}: token expired")
+    nbf = payload.get("nbf")
+    if nbf is not None and (not isinstance(nbf, int | float) or now < nbf):
+        return AttestationResult(ok=False, detail=f"kid {kid}: token not yet valid (nbf)")
+    return AttestationResult(ok=True, detail=f"verified, kid {kid}")
+
+
+def mint_token(
+    private_seed: bytes, kid: str, sub: str, exp: float, *, extra: Mapping[str, Any] | None = None
+) -> str:
+    """A compact EdDSA JWS for ``sub`` (for tests, examples and callers that attest in-process)."""
+    raw_pub = public_key_from_seed(private_seed)
+    key = OKPKey.import_key(
+        {"kty": "OKP", "crv": "Ed25519", "x": _b64url(raw_pub), "d": _b64url(private_seed)}
+    )
+    payload = json.dumps({"sub": sub, "exp": exp, **(extra or {})}, separators=(",", ":"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return jws.serialize_compact(
+            {"alg": "EdDSA", "kid": kid}, payload, key, algorithms=["EdDSA"]
+        )
+
+
+def public_key_from_seed(seed: bytes) -> bytes:
+    """The raw Ed25519 public key (RFC 8032 §5.1.5) of a 32-byte private seed."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415
+        Ed25519PrivateKey,
+    )
+    from cryptography.hazmat.primitives.serialization import (  # noqa: PLC0415
+        Encoding,
+        PublicFormat,
+    )
+
+    return (
+        Ed25519PrivateKey.from_private_bytes(seed)
+        .public_key()
+        .public_bytes(Encoding.Raw, PublicFormat.Raw)
+    )

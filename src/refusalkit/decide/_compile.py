@@ -1,0 +1,397 @@
+"""Compiling a validated pack once, so that a decision does no parsing (DESIGN.md §2).
+
+Rules become tuples of compiled conditions; each rule's ``tool`` condition is evaluated once per
+distinct tool name (``RuleSet.for_tool``), so a decision only considers the rules that can apply
+to its tool, in file order.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from refusalkit.decide._argschema import ArgSchema
+from refusalkit.decide._conditions import (
+    FALSE,
+    UNKNOWN,
+    Condition,
+    ConditionSpecError,
+    compile_condition,
+)
+from refusalkit.decide._glob import compile_glob
+from refusalkit.decide._records import make_step
+from refusalkit.decide._source import KeyPath, Lines
+from refusalkit.model import Action, WhyStep
+
+__all__ = [
+    "SEVERITY",
+    "UNCLASSIFIED",
+    "Branch",
+    "CompiledFilter",
+    "CompiledPack",
+    "CompiledRule",
+    "CondSpec",
+    "FieldGroup",
+    "Plan",
+    "RuleSet",
+    "ToolRule",
+    "compile_pack",
+    "false_step",
+    "make_plan",
+]
+
+UNCLASSIFIED = "unclassified"
+SEVERITY = {"audit": 0, "allow": 1, "deny": 2, "block": 3}
+_CACHE_LIMIT = 4096
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CondSpec:
+    """One compiled ``field path: condition`` pair and how its value may be shown.
+
+    Compared and hashed by identity (``eq=False``): each written condition is one spec.
+    """
+
+    path: str
+    parts: tuple[str, ...]
+    cond: Condition
+    field_class: str
+    reveal: bool
+
+
+# A branch: the conditions left to test, and the tool condition already known true (if any).
+Branch = tuple[tuple[CondSpec, ...], tuple[CondSpec, int] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledRule:
+    """A rule as written: its branches (any of), each a tuple of conditions (all of)."""
+
+    index: int
+    id: str
+    effect: str
+    severity: int
+    message: str | None
+    branches: tuple[tuple[CondSpec, ...], ...]  # empty: no `when`, always matches
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRule:
+    """A rule specialised to one tool name: the branches that tool leaves standing."""
+
+    rule: CompiledRule
+    branches: tuple[Branch, ...]
+    always: bool  # no `when` at all
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledFilter:
+    """An input filter: one condition on one field; a match refuses ``input-rejected``."""
+
+    id: str
+    message: str | None
+    spec: CondSpec
+
+
+class FieldGroup:
+    """Rules with one indexable condition on the same field, decided together by lookups.
+
+    Equivalent to checking each rule's condition in turn (``tests/decide/test_plan.py``), but a
+    path is split once and looked up, instead of being matched against every rule's glob.
+    """
+
+    __slots__ = ("base", "dirs", "exact", "parts", "positions", "specs")
+
+    def __init__(self, parts: tuple[str, ...]) -> None:
+        self.parts = parts
+        self.positions: list[int] = []
+        self.specs: dict[int, CondSpec] = {}
+        self.exact: dict[str, list[tuple[int, int]]] = {}
+        self.base: dict[str, list[tuple[int, int]]] = {}
+        self.dirs: dict[str, list[tuple[int, int]]] = {}
+
+    def add(self, position: int, spec: CondSpec, index: tuple[tuple[str, str], ...]) -> None:
+        self.positions.append(position)
+        self.specs[position] = spec
+        tables = {"exact": self.exact, "base": self.base, "dir": self.dirs}
+        for alternative, (kind, key) in enumerate(index):
+            tables[kind].setdefault(key, []).append((position, alternative))
+
+    def match(self, value: str) -> dict[int, int]:
+        """Rule position → index of its first alternative that matches ``value``."""
+        found: dict[int, int] = {}
+        hits = self.exact.get(value)
+        if hits:
+            _merge(found, hits)
+        if self.base:
+            hits = self.base.get(value[value.rfind("/") + 1 :])
+            if hits:
+                _merge(found, hits)
+        if self.dirs:
+            dirs = self.dirs
+            slash = value.find("/")
+            while slash != -1:
+                hits = dirs.get(value[: slash + 1])
+                if hits:
+                    _merge(found, hits)
+                slash = value.find("/", slash + 1)
+        return found
+
+
+def _merge(found: dict[int, int], hits: list[tuple[int, int]]) -> None:
+    for position, alternative in hits:
+        if position not in found or alternative < found[position]:
+            found[position] = alternative
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """How to decide one tool: its rules in file order, grouped for lookup where possible.
+
+    ``template`` holds, per rule, the step it gets when it does not match (a false rule never
+    decides, so that step is fixed); ``false_steps`` has the same per condition, for the rules
+    evaluated one by one (``generic``).
+    """
+
+    rules: tuple[ToolRule, ...]
+    generic: tuple[int, ...]
+    groups: tuple[FieldGroup, ...]
+    template: tuple[WhyStep | None, ...]
+    false_steps: Mapping[CondSpec, WhyStep]
+
+
+def false_step(rule: CompiledRule, spec: CondSpec) -> WhyStep:
+    """The step of ``rule`` when ``spec`` was the condition that did not hold.
+
+    The value is left out: a rule that did not match names its field and test; the value's token
+    appears on the steps that matched, were unknown, or decided.
+    """
+    return make_step(
+        rule.id,
+        rule.effect,
+        matched=False,
+        decisive=False,
+        field=spec.path,
+        field_class=spec.field_class,
+        test=spec.cond.test_false,
+    )
+
+
+def _groupable(rule: ToolRule) -> CondSpec | None:
+    if rule.always or len(rule.branches) != 1:
+        return None
+    conds, _ = rule.branches[0]
+    if len(conds) != 1 or conds[0].cond.index is None:
+        return None
+    return conds[0]
+
+
+def make_plan(rules: tuple[ToolRule, ...]) -> Plan:
+    """Group the rules of one tool by field where their conditions allow lookups."""
+    groups: dict[tuple[str, ...], FieldGroup] = {}
+    generic: list[int] = []
+    template: list[WhyStep | None] = []
+    false_steps: dict[CondSpec, WhyStep] = {}
+    for position, rule in enumerate(rules):
+        for conds, _ in rule.branches:
+            for each in conds:
+                false_steps[each] = false_step(rule.rule, each)
+        spec = _groupable(rule)
+        if spec is None or spec.cond.index is None:
+            generic.append(position)
+            template.append(None)
+            continue
+        group = groups.setdefault(spec.parts, FieldGroup(spec.parts))
+        group.add(position, spec, spec.cond.index)
+        template.append(false_steps[spec])
+    return Plan(rules, tuple(generic), tuple(groups.values()), tuple(template), false_steps)
+
+
+_EMPTY_PLAN = Plan((), (), (), (), {})
+
+
+class RuleSet:
+    """The rules in file order, with a bounded per-tool cache of the plans that apply them."""
+
+    __slots__ = ("_cache", "_named", "_open", "_open_plans", "rules")
+
+    def __init__(self, rules: tuple[CompiledRule, ...]) -> None:
+        self.rules = rules
+        self._cache: dict[str, Plan] = {}
+        self._named = frozenset(name for rule in rules for name in _tool_names(rule) or ())
+        self._open = tuple(rule for rule in rules if _tool_names(rule) is None)
+        self._open_plans: dict[str, Plan] = {}
+
+    def for_tool(self, tool: str) -> Plan:
+        """The plan for ``tool``: the rules that can apply (tool conditions evaluated once).
+
+        Plans for tools that some rule names exactly are cached. For any other tool (an unknown
+        tool, say) only the rules whose tool condition is not a list of names can apply.
+        """
+        hit = self._cache.get(tool)
+        if hit is not None:
+            return hit
+        source = self.rules if tool in self._named else self._open
+        rules = tuple(t for t in (_specialise(r, tool) for r in source) if t is not None)
+        if not rules:
+            return _EMPTY_PLAN
+        plan = make_plan(rules)
+        if tool in self._named or len(self._cache) < _CACHE_LIMIT:
+            self._cache[tool] = plan
+        return plan
+
+
+def _tool_names(rule: CompiledRule) -> frozenset[str] | None:
+    """The tools a rule can apply to, when every branch names them exactly; else None."""
+    names: set[str] = set()
+    for conds in rule.branches or ((),):
+        spec = next((c for c in conds if c.path == "tool"), None)
+        index = spec.cond.index if spec is not None else None
+        if index is None or any(kind != "exact" for kind, _ in index):
+            return None
+        names.update(key for _, key in index)
+    return frozenset(names)
+
+
+def _specialise(rule: CompiledRule, tool: str) -> ToolRule | None:
+    if not rule.branches:
+        return ToolRule(rule, (), always=True)
+    kept: list[Branch] = []
+    for conds in rule.branches:
+        tool_spec = next((c for c in conds if c.path == "tool"), None)
+        if tool_spec is None:
+            kept.append((conds, None))
+            continue
+        outcome = tool_spec.cond.check(tool)
+        if outcome == FALSE:
+            continue
+        if outcome == UNKNOWN:
+            kept.append((conds, None))
+        else:
+            kept.append((tuple(c for c in conds if c is not tool_spec), (tool_spec, outcome)))
+    return ToolRule(rule, tuple(kept), always=False) if kept else None
+
+
+@dataclass(frozen=True, slots=True)
+class Attestation:
+    """The trusted Ed25519 public keys (raw 32 bytes) by key id."""
+
+    trusted_keys: Mapping[str, bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledPack:
+    """Everything a decision needs, prepared at load time."""
+
+    default: Action
+    reveal: frozenset[str]
+    attestation: Attestation | None
+    capabilities: Mapping[str, tuple[tuple[str, Callable[[str], bool]], ...]] | None
+    tool_schemas: Mapping[str, Any]
+    filters: tuple[CompiledFilter, ...]
+    rules: RuleSet
+
+
+class _Compiler:
+    def __init__(self, data: Mapping[str, Any], lines: Lines) -> None:
+        self.data = data
+        self.lines = lines
+        classes = data.get("field_classes", {})
+        self.classes = {UNCLASSIFIED, *classes}
+        self.reveal = frozenset(k for k, v in classes.items() if v.get("reveal", False))
+
+    def spec(self, field: str, raw: Any, where: KeyPath) -> CondSpec:
+        try:
+            cond = compile_condition(raw)
+        except ConditionSpecError as exc:
+            raise self.lines.error(str(exc), (*where, exc.key) if exc.key else where) from exc
+        field_class = cond.field_class or UNCLASSIFIED
+        if field_class not in self.classes:
+            raise self.lines.error(
+                f"field class {field_class!r} is not declared in field_classes",
+                (*where, "class"),
+                hint="Declare it under field_classes (with reveal: true to show its values).",
+            )
+        reveal = field == "tool" or field_class in self.reveal
+        return CondSpec(field, tuple(field.split(".")), cond, field_class, reveal)
+
+    def rule(self, index: int, raw: Mapping[str, Any]) -> CompiledRule:
+        when = raw.get("when")
+        where: KeyPath = ("rules", index, "when")
+        if when is None:
+            branches: tuple[tuple[CondSpec, ...], ...] = ()
+        elif isinstance(when, list):
+            branches = tuple(self.branch(m, (*where, j)) for j, m in enumerate(when))
+        else:
+            branches = (self.branch(when, where),)
+        effect = raw["effect"]
+        return CompiledRule(
+            index, raw["id"], effect, SEVERITY[effect], raw.get("message"), branches
+        )
+
+    def branch(self, conds: Mapping[str, Any], where: KeyPath) -> tuple[CondSpec, ...]:
+        return tuple(self.spec(f, c, (*where, f)) for f, c in conds.items())
+
+    def filter(self, index: int, raw: Mapping[str, Any]) -> CompiledFilter:
+        cond = {k: v for k, v in raw.items() if k not in ("id", "field", "message", "description")}
+        spec = self.spec(raw["field"], cond, ("input_filters", index))
+        return CompiledFilter(raw["id"], raw.get("message"), spec)
+
+    def attestation(self) -> Attestation | None:
+        raw = self.data.get("attestation")
+        if raw is None:
+            return None
+        keys: dict[str, bytes] = {}
+        for kid, text in raw["trusted_keys"].items():
+            try:
+                key = base64.b64decode(text, validate=True)
+            except ValueError as exc:
+                raise self.lines.error("not base64", ("attestation", "trusted_keys", kid)) from exc
+            if len(key) != 32:
+                msg = f"an Ed25519 public key is 32 bytes, not {len(key)}"
+                raise self.lines.error(msg, ("attestation", "trusted_keys", kid))
+            keys[kid] = key
+        return Attestation(keys)
+
+    def capabilities(self) -> dict[str, tuple[tuple[str, Callable[[str], bool]], ...]] | None:
+        raw = self.data.get("capabilities")
+        if raw is None:
+            return None
+        return {agent: tuple((g, compile_glob(g)) for g in globs) for agent, globs in raw.items()}
+
+    def tool_schemas(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for tool, spec in self.data.get("tools", {}).items():
+            schema = spec["args"]
+            cls = jsonschema.validators.validator_for(
+                schema, default=jsonschema.Draft202012Validator
+            )
+            try:
+                cls.check_schema(schema)
+            except jsonschema.SchemaError as exc:
+                where = ("tools", tool, "args", *exc.absolute_path)
+                raise self.lines.error(f"not a valid JSON Schema: {exc.message}", where) from exc
+            out[tool] = ArgSchema(cls(schema))
+        return out
+
+    def compile(self) -> CompiledPack:
+        rules = tuple(self.rule(i, r) for i, r in enumerate(self.data["rules"]))
+        filters = tuple(self.filter(i, f) for i, f in enumerate(self.data.get("input_filters", [])))
+        return CompiledPack(
+            default=Action(self.data.get("default", "deny")),
+            reveal=self.reveal,
+            attestation=self.attestation(),
+            capabilities=self.capabilities(),
+            tool_schemas=self.tool_schemas(),
+            filters=filters,
+            rules=RuleSet(rules),
+        )
+
+
+def compile_pack(data: Mapping[str, Any], lines: Lines) -> CompiledPack:
+    """Compile a schema-valid pack; raises ``PolicyError`` at the file, line and key at fault."""
+    return _Compiler(data, lines).compile()

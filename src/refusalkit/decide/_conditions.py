@@ -1,0 +1,311 @@
+"""Conditions compiled once into small three-valued predicates (DESIGN.md §2, Conditions).
+
+``Condition.check(value)`` returns an ``int``: ``>= 0`` when the condition holds (the index of the
+alternative that matched, so the trail can name it), ``FALSE`` (-1) when it does not, and
+``UNKNOWN`` (-2) when the value has the wrong type for the test. A missing field is unknown too;
+the caller decides that before calling ``check``.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from refusalkit.decide._glob import compile_glob
+from refusalkit.decide._regex import search_predicate
+
+__all__ = [
+    "FALSE",
+    "OPERATORS",
+    "UNKNOWN",
+    "Condition",
+    "ConditionSpecError",
+    "compile_condition",
+    "index_keys",
+    "json_type",
+]
+
+FALSE = -1
+UNKNOWN = -2
+OPERATORS = ("glob", "regex", "prefix", "in", "range", "cidr", "not")
+
+Check = Callable[[Any], int]
+# Per alternative: ("exact", s) value == s; ("base", n) last path segment == n;
+# ("dir", p) value starts with p, which ends with "/". A condition whose every alternative has
+# such a key can be evaluated together with others on the same field by dictionary lookups.
+Index = tuple[tuple[str, str], ...]
+
+
+class ConditionSpecError(ValueError):
+    """A condition that cannot be compiled; ``key`` names the offending operator."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A compiled condition: the predicate and the trail texts of its outcomes."""
+
+    check: Check
+    tests: tuple[str, ...]  # trail text when alternative i matched
+    test_false: str  # trail text when nothing matched (or unknown)
+    field_class: str | None  # the ``class:`` given on the condition, if any
+    index: Index | None = None  # how to find this condition by value (see ``index_keys``)
+
+    def describe(self, outcome: int) -> str:
+        """The trail's ``test`` text for an outcome of ``check``."""
+        return self.tests[outcome] if outcome >= 0 else self.test_false
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a Python value decoded from JSON."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list | tuple) else "object"
+
+
+def _as_list(spec: Any, op: str) -> list[str]:
+    items = spec if isinstance(spec, list) else [spec]
+    if not items or not all(isinstance(item, str) for item in items):
+        raise ConditionSpecError(f"`{op}` takes a string or a non-empty list of strings", op)
+    return items
+
+
+def _glob_key(glob: str) -> tuple[str, str] | None:
+    if not set(glob) & {"*", "?"}:
+        return ("exact", glob)
+    head, tail = glob[:-3], glob[3:]
+    if glob.endswith("/**") and not set(head) & {"*", "?"}:
+        return ("dir", head + "/")
+    if glob.startswith("**/") and not set(tail) & {"*", "?", "/"}:
+        return ("base", tail)
+    return None
+
+
+def index_keys(op: str, items: Sequence[Any]) -> Index | None:
+    """The lookup keys of a condition's alternatives, or None when one has none."""
+    keys: list[tuple[str, str] | None]
+    if op == "glob":
+        keys = [_glob_key(item) for item in items]
+    elif op == "prefix":
+        keys = [("dir", item) if item.endswith("/") else None for item in items]
+    elif op in ("in", "=="):
+        keys = [("exact", item) if isinstance(item, str) else None for item in items]
+    else:
+        return None
+    if not keys or any(key is None for key in keys):
+        return None
+    return tuple(key for key in keys if key is not None)
+
+
+def _label(op: str, items: Sequence[str]) -> str:
+    return f"{op} {items[0]}" if len(items) == 1 else f"{op} [{', '.join(items)}]"
+
+
+def _string_any(preds: Sequence[Callable[[str], bool]]) -> Check:
+    """Any-of over string predicates; non-strings are unknown."""
+    if len(preds) == 1:
+        only = preds[0]
+
+        def check_one(value: Any) -> int:
+            if not isinstance(value, str):
+                return UNKNOWN
+            return 0 if only(value) else FALSE
+
+        return check_one
+
+    indexed = tuple(enumerate(preds))
+
+    def check_many(value: Any) -> int:
+        if not isinstance(value, str):
+            return UNKNOWN
+        for index, pred in indexed:
+            if pred(value):
+                return index
+        return FALSE
+
+    return check_many
+
+
+def _regex_pred(pattern: str) -> Callable[[str], bool]:
+    try:
+        return search_predicate(pattern)
+    except Exception as exc:  # re2 raises its own error type; the message is RE2's
+        text = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise ConditionSpecError(f"not an RE2 regex {pattern!r}: {text}", "regex") from exc
+
+
+def _prefix_pred(prefix: str) -> Callable[[str], bool]:
+    return lambda value: value.startswith(prefix)
+
+
+def _string_op(op: str, spec: Any) -> tuple[Check, tuple[str, ...], str]:
+    items = _as_list(spec, op)
+    factory = {"glob": compile_glob, "regex": _regex_pred, "prefix": _prefix_pred}[op]
+    preds = [factory(item) for item in items]
+    return _string_any(preds), tuple(f"{op} {item}" for item in items), _label(op, items)
+
+
+@functools.lru_cache(maxsize=4096)
+def _ip(value: str) -> tuple[int, int] | None:
+    """``(version, integer)`` of an IP address string, or None when it is not one."""
+    try:
+        addr = ipaddress.ip_address(value)
+    except ValueError:
+        return None
+    return addr.version, int(addr)
+
+
+def _cidr_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
+    items = _as_list(spec, "cidr")
+    try:
+        nets = tuple(ipaddress.ip_network(item, strict=False) for item in items)
+    except ValueError as exc:
+        raise ConditionSpecError(f"not a CIDR network: {exc}", "cidr") from exc
+    masks = tuple(
+        (index, net.version, int(net.network_address), int(net.netmask))
+        for index, net in enumerate(nets)
+    )
+
+    def check(value: Any) -> int:
+        if not isinstance(value, str):
+            return UNKNOWN
+        parsed = _ip(value)
+        if parsed is None:
+            return UNKNOWN
+        version, number = parsed
+        for index, net_version, network, mask in masks:
+            if version == net_version and number & mask == network:
+                return index
+        return FALSE
+
+    return check, tuple(f"cidr {item}" for item in items), _label("cidr", items)
+
+
+def _in_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
+    if not isinstance(spec, list) or not spec:
+        raise ConditionSpecError("`in` takes a non-empty list of values", "in")
+    table: dict[tuple[str, Any], int] = {}
+    for index, item in enumerate(spec):
+        if isinstance(item, dict | list):
+            raise ConditionSpecError("`in` lists scalars (strings, numbers, booleans, null)", "in")
+        table.setdefault((json_type(item), item), index)
+    types = frozenset(kind for kind, _ in table)
+
+    def check(value: Any) -> int:
+        kind = json_type(value)
+        if kind not in types:
+            return UNKNOWN
+        return table.get((kind, value), FALSE)
+
+    tests = tuple(f"in [{', '.join(map(_show, spec))}]" for _ in spec)
+    return check, tests, tests[0]
+
+
+def _range_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
+    if not isinstance(spec, Mapping) or not spec or set(spec) - {"min", "max"}:
+        raise ConditionSpecError("`range` takes {min, max} (either may be left out)", "range")
+    low, high = spec.get("min"), spec.get("max")
+    for bound in (low, high):
+        if bound is not None and json_type(bound) != "number":
+            raise ConditionSpecError("`range` bounds must be numbers", "range")
+
+    def check(value: Any) -> int:
+        if json_type(value) != "number":
+            return UNKNOWN
+        if (low is not None and value < low) or (high is not None and value > high):
+            return FALSE
+        return 0
+
+    text = f"range [{_show(low) if low is not None else '-inf'}, "
+    text += f"{_show(high) if high is not None else '+inf'}]"
+    return check, (text,), text
+
+
+def _equal_op(target: Any) -> tuple[Check, tuple[str, ...], str]:
+    kind = json_type(target)
+    if kind in ("array", "object"):
+        raise ConditionSpecError("a bare condition must be a scalar; use `in` for a list")
+    if kind == "string":
+
+        def check_str(value: Any) -> int:
+            if not isinstance(value, str):
+                return UNKNOWN
+            return 0 if value == target else FALSE
+
+        check: Check = check_str
+    else:
+
+        def check(value: Any) -> int:
+            if json_type(value) != kind:
+                return UNKNOWN
+            return 0 if value == target else FALSE
+
+    text = f"== {_show(target)}"
+    return check, (text,), text
+
+
+def _not_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
+    inner = compile_condition(spec)
+
+    def check(value: Any) -> int:
+        outcome = inner.check(value)
+        if outcome == UNKNOWN:
+            return UNKNOWN
+        return FALSE if outcome >= 0 else 0
+
+    text = f"not ({inner.test_false})"
+    return check, (text,), text
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def compile_condition(spec: Any) -> Condition:
+    """Compile one condition: a bare scalar (equality) or a map with one operator and ``class``."""
+    if not isinstance(spec, Mapping):
+        check, tests, false_text = _equal_op(spec)
+        return Condition(check, tests, false_text, None, index_keys("==", [spec]))
+    field_class = spec.get("class")
+    if field_class is not None and not isinstance(field_class, str):
+        raise ConditionSpecError("`class` must be the name of a field class", "class")
+    ops = [key for key in spec if key != "class"]
+    unknown = [key for key in ops if key not in OPERATORS]
+    if unknown:
+        raise ConditionSpecError(f"unknown operator `{unknown[0]}`", unknown[0])
+    if len(ops) != 1:
+        raise ConditionSpecError(
+            f"a condition has exactly one operator of {', '.join(OPERATORS)} (found {len(ops)})"
+        )
+    return _operator(ops[0], spec[ops[0]], field_class)
+
+
+def _operator(op: str, arg: Any, field_class: str | None) -> Condition:
+    if op in ("glob", "regex", "prefix"):
+        check, tests, false_text = _string_op(op, arg)
+    elif op == "cidr":
+        check, tests, false_text = _cidr_op(arg)
+    elif op == "in":
+        check, tests, false_text = _in_op(arg)
+    elif op == "range":
+        check, tests, false_text = _range_op(arg)
+    else:
+        check, tests, false_text = _not_op(arg)
+    items = arg if isinstance(arg, list) else [arg]
+    return Condition(check, tests, false_text, field_class, index_keys(op, items))

@@ -1,0 +1,66 @@
+"""Path globs compiled once: ``*`` stops at ``/``, ``**`` crosses it (DESIGN.md §2, Conditions).
+
+A glob matches the whole value. ``?`` is one character other than ``/``; ``[...]`` is not special
+(paths contain brackets). ``**/`` also matches no directory at all, so ``**/.env`` matches ``.env``.
+Common shapes (literal, ``prefix/**``, ``**/name``) get a string-method fast path; the rest run on
+RE2, which is linear in the input whatever the pattern.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import re2
+
+from refusalkit.decide._regex import search_predicate
+
+__all__ = ["compile_glob", "glob_to_regex"]
+
+_META = frozenset("*?")
+
+
+def glob_to_regex(glob: str) -> str:
+    """The anchored RE2 regex equivalent of ``glob``."""
+    out: list[str] = []
+    i = 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif glob[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif glob[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re2.escape(glob[i]))
+            i += 1
+    return "^" + "".join(out) + "$"
+
+
+def _literal(text: str) -> bool:
+    return not (_META & set(text))
+
+
+def compile_glob(glob: str) -> Callable[[str], bool]:
+    """A predicate telling whether a string matches ``glob`` in full."""
+    if _literal(glob):
+        return glob.__eq__
+    if glob.endswith("/**") and _literal(glob[:-3]):
+        return _startswith(glob[:-2])
+    if glob.startswith("**/") and _literal(glob[3:]):
+        return _endswith(glob[3:])
+    return search_predicate(glob_to_regex(glob))
+
+
+def _startswith(prefix: str) -> Callable[[str], bool]:
+    return lambda value: value.startswith(prefix)
+
+
+def _endswith(name: str) -> Callable[[str], bool]:
+    tail = "/" + name
+    return lambda value: value == name or value.endswith(tail)

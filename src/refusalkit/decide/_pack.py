@@ -1,0 +1,98 @@
+"""Policy packs: load, validate, compile once, and identify by digest (DESIGN.md §2).
+
+``digest`` is ``sha256:`` + the hex SHA-256 of the pack's RFC 8785 canonical form, so it proves
+which pack was in force whatever the file's formatting (YAML or JSON, comments, key order).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from refusalkit.decide._compile import SEVERITY, CompiledPack, compile_pack
+from refusalkit.decide._source import Lines, read_pack_source
+from refusalkit.decide._validate import validate_pack_data
+from refusalkit.errors import PolicyError
+from refusalkit.model import PolicyRef, canonical_json
+
+__all__ = ["Pack", "load_pack", "pack_digest"]
+
+
+def pack_digest(data: Any) -> str:
+    """``sha256:<hex>`` of the RFC 8785 form of the pack data."""
+    return "sha256:" + hashlib.sha256(canonical_json(data)).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Pack:
+    """A loaded, validated and compiled policy pack."""
+
+    id: str
+    version: str
+    digest: str
+    source: str
+    data: Mapping[str, Any] = field(repr=False, compare=False)
+    compiled: CompiledPack = field(repr=False, compare=False)
+
+    @classmethod
+    def from_mapping(
+        cls, data: Any, source: str = "<memory>", *, lines: Lines | None = None
+    ) -> Pack:
+        """Validate and compile pack data; raises ``PolicyError`` naming source, line and key."""
+        where = lines or Lines(source)
+        validate_pack_data(data, where)
+        frozen = copy.deepcopy(dict(data))
+        try:
+            digest = pack_digest(frozen)
+        except Exception as exc:  # rfc8785 refuses values JSON cannot carry
+            raise PolicyError(f"the pack is not canonical JSON: {exc}", file=source) from exc
+        compiled = compile_pack(frozen, where)
+        return cls(frozen["policy"], frozen["version"], digest, source, frozen, compiled)
+
+    @property
+    def ref(self) -> PolicyRef:
+        """The pack as a decision names it."""
+        return PolicyRef(self.id, self.version, self.digest)
+
+    def summary(self) -> dict[str, Any]:
+        """Counts for ``policy check``: rules by effect, stages, classes, digest."""
+        rules = self.data.get("rules", [])
+        by_effect = dict.fromkeys(SEVERITY, 0)
+        for rule in rules:
+            by_effect[rule["effect"]] += 1
+        classes = self.data.get("field_classes", {})
+        return {
+            "policy": self.id,
+            "version": self.version,
+            "digest": self.digest,
+            "default": self.data.get("default", "deny"),
+            "rules": len(rules),
+            "rules_by_effect": by_effect,
+            "stages": self.stages(),
+            "field_classes": {
+                name: "reveal" if spec.get("reveal") else "redact" for name, spec in classes.items()
+            },
+        }
+
+    def stages(self) -> list[str]:
+        """The stages this pack runs, in order (DESIGN.md §2)."""
+        out = []
+        if "attestation" in self.data:
+            out.append("@attestation")
+        if "capabilities" in self.data:
+            out.append("@scope")
+        if self.data.get("tools"):
+            out.append("@schema")
+        out.extend(f["id"] for f in self.data.get("input_filters", []))
+        out.extend(["rules", "@default"])
+        return out
+
+
+def load_pack(path: str | Path) -> Pack:
+    """Load a pack from a YAML or JSON file; errors name the file, line and key."""
+    data, lines = read_pack_source(path)
+    return Pack.from_mapping(data, str(path), lines=lines)

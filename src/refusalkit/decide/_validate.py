@@ -1,0 +1,74 @@
+"""Validating a pack against the published JSON Schema, with errors at file, line and key.
+
+The JSON Schema (``schemas/policy-pack-v1.schema.json``) checks the shape; the few rules a schema
+states badly (reserved ``@`` ids, unique ids, declared classes) are checked here with a message
+that says what to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import ValidationError, best_match
+
+from refusalkit.decide._source import Lines
+from refusalkit.errors import PolicyError
+from refusalkit.schemas import load_schema
+
+__all__ = ["validate_pack_data"]
+
+
+@cache
+def _validator() -> jsonschema.protocols.Validator:
+    schema = load_schema("policy-pack-v1")
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema)
+
+
+def _reserved_ids(data: Any, lines: Lines) -> None:
+    """Ids beginning with ``@`` name the stages (DESIGN.md §2): a load error, said plainly."""
+    if not isinstance(data, dict):
+        return
+    for section in ("rules", "input_filters"):
+        items = data.get(section)
+        if not isinstance(items, list):
+            continue
+        seen: set[str] = set()
+        for index, item in enumerate(items):
+            ident = item.get("id") if isinstance(item, dict) else None
+            if not isinstance(ident, str):
+                continue
+            if ident.startswith("@"):
+                raise lines.error(
+                    f"id {ident!r} begins with '@', which is reserved for the stages",
+                    (section, index, "id"),
+                    hint="Rename the rule; ids like @default and @scope name built-in stages.",
+                )
+            if ident in seen:
+                raise lines.error(f"duplicate id {ident!r}", (section, index, "id"))
+            seen.add(ident)
+
+
+def _schema_error(error: ValidationError, lines: Lines) -> PolicyError:
+    path = list(error.absolute_path)
+    message = error.message
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        allowed = set(schema.get("properties", {}))
+        extra = [key for key in error.instance if key not in allowed]
+        if extra:
+            path.append(extra[0])
+            message = f"unknown key {extra[0]!r}; allowed here: {', '.join(sorted(allowed))}"
+    return lines.error(message, path)
+
+
+def validate_pack_data(data: Any, lines: Lines) -> None:
+    """Raise ``PolicyError`` at the first problem of ``data``; return when it is a valid pack."""
+    _reserved_ids(data, lines)
+    errors: Iterable[ValidationError] = _validator().iter_errors(data)
+    error = best_match(errors)
+    if error is not None:
+        raise _schema_error(error, lines)

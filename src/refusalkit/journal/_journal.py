@@ -1,0 +1,354 @@
+"""The journal: a tamper-evident transparency log of records (DESIGN.md §3).
+
+``open_journal`` opens (or creates) a store; ``Journal`` appends records as RFC 8785 entries,
+signs C2SP checkpoints with the keyring's Ed25519 key (key name = origin), serves RFC 9162
+inclusion and consistency proofs and receipts, and verifies the whole log.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import secrets
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from refusalkit.errors import KeyringError, ProofError, StoreError, UsageError
+from refusalkit.journal._canonical import canonical_bytes
+from refusalkit.journal._checkpoint import Checkpoint, open_checkpoint, sign_checkpoint
+from refusalkit.journal._note import NoteVerifier, open_note, valid_key_name
+from refusalkit.journal._receipt import Receipt
+from refusalkit.journal._records import EntryRow, index_fields
+from refusalkit.journal._store import JOURNAL_FORMAT, Query, Store
+from refusalkit.journal._tree import (
+    Node,
+    consistency_ranges,
+    frontier_nodes,
+    hashes_for_ranges,
+    inclusion_ranges,
+    root_from_frontier,
+)
+from refusalkit.journal._verify import LogSource, VerifyReport, verify_log
+from refusalkit.keyring import Keyring
+
+__all__ = ["Journal", "open_journal", "open_store"]
+
+_PAGE = 1000
+
+
+def open_store(store: str | Path) -> Store:
+    """The store at ``store``: a ``postgresql://`` URL or an SQLite file path."""
+    text = str(store)
+    if text.startswith(("postgresql://", "postgres://")):
+        from refusalkit.journal._store_postgres import PostgresStore  # noqa: PLC0415 (optional dep)
+
+        return PostgresStore(text)
+    from refusalkit.journal._store_sqlite import SqliteStore  # noqa: PLC0415 (keep import light)
+
+    return SqliteStore(text)
+
+
+def _default_origin() -> str:
+    return f"refusalkit.local/journal/{secrets.token_hex(8)}"
+
+
+def _check_origin(origin: str) -> str:
+    if not valid_key_name(origin):
+        raise UsageError(
+            f"origin {origin!r} is not usable",
+            hint="Use a schema-less URL without spaces or '+', e.g. example.com/decisions.",
+        )
+    return origin
+
+
+def open_journal(store: str | Path, keyring: Keyring, *, origin: str | None = None) -> Journal:
+    """Open the journal at ``store`` (file path or ``postgresql://`` URL), creating it if missing.
+
+    ``origin`` names a new journal (default: a random one); for an existing journal it must match.
+    """
+    backend = open_store(store)
+    try:
+        stored = _settle_origin(backend, origin)
+    except BaseException:
+        backend.close()
+        raise
+    return Journal(backend, keyring, stored)
+
+
+def _settle_origin(backend: Store, origin: str | None) -> str:
+    """The journal's origin: the stored one, which a given ``origin`` must equal."""
+    meta = backend.meta()
+    if meta.get("format") != JOURNAL_FORMAT:
+        raise StoreError(
+            f"{backend.location} holds format {meta.get('format')!r}, not {JOURNAL_FORMAT}"
+        )
+    wanted = _check_origin(origin) if origin is not None else None
+    stored = backend.set_meta("origin", wanted or _default_origin(), replace=False)
+    if wanted is not None and stored != wanted:
+        raise StoreError(
+            f"journal {backend.location} has origin {stored!r}, not {wanted!r}",
+            hint="Open it without --origin, or use another store for another log.",
+        )
+    return stored
+
+
+def _records_to_rows(records: Iterable[Mapping[str, Any]]) -> list[EntryRow]:
+    """Entry rows: RFC 8785 bytes, RFC 9162 leaf hash and index columns of each record."""
+    if isinstance(records, Mapping):
+        raise UsageError("append takes a sequence of records, not one record")
+    rows, sha256 = [], hashlib.sha256
+    for number, record in enumerate(records):
+        plain = record if type(record) is dict else _as_dict(number, record)
+        try:
+            data = canonical_bytes(plain)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"record {number} has no RFC 8785 form: {exc}") from exc
+        rows.append(EntryRow(data, sha256(b"\x00" + data).digest(), index_fields(plain)))
+    return rows
+
+
+def _as_dict(number: int, record: Any) -> dict[str, Any]:
+    if not isinstance(record, Mapping):
+        raise UsageError(f"record {number} is a {type(record).__name__}, not a JSON object")
+    return dict(record)
+
+
+class Journal:
+    """A transparency log of records in one store, signed with one keyring. A context manager."""
+
+    def __init__(self, store: Store, keyring: Keyring, origin: str) -> None:
+        self._store = store
+        self._keyring = keyring
+        self.origin = origin
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the store's connection."""
+        self._store.close()
+
+    @property
+    def store(self) -> Store:
+        """The underlying store (for tools; not a stable API)."""
+        return self._store
+
+    @property
+    def key_name(self) -> str:
+        """The signed-note key name: the origin, as c2sp.org/tlog-checkpoint recommends."""
+        return self.origin
+
+    def public_key_bytes(self) -> bytes:
+        """The 32 raw bytes of the active Ed25519 signing key's public key."""
+        return self._keyring.public_key_bytes()
+
+    def verifier_key(self) -> str:
+        """The active key as a C2SP verifier key string ``name+id+base64``."""
+        return NoteVerifier.for_key(self.key_name, self.public_key_bytes()).vkey
+
+    def trusted(self) -> list[NoteVerifier]:
+        """Verifiers for every signing key of the keyring (old keys stay trusted after rotation)."""
+        return [
+            NoteVerifier.for_key(self.key_name, self._keyring.public_key_bytes(kid))
+            for kid in self._keyring.signing_keys
+        ]
+
+    # appending and reading ---------------------------------------------------------------
+
+    def append(self, records: Sequence[Mapping[str, Any]]) -> list[int]:
+        """Append records as RFC 8785 entries in one transaction; durable when it returns."""
+        rows = _records_to_rows(records)
+        if not rows:
+            return []
+        first = self._store.append(rows)
+        return list(range(first, first + len(rows)))
+
+    def size(self) -> int:
+        """How many entries the log holds."""
+        return self._store.size()
+
+    def entries(self, start: int, end: int) -> list[bytes]:
+        """The entry bytes of indices ``[start, end)``."""
+        size = self.size()
+        if not 0 <= start <= end <= size:
+            raise ProofError(f"entries [{start}, {end}) are not in a log of size {size}")
+        rows = self._store.entries(start, end)
+        if [i for i, _ in rows] != list(range(start, end)):
+            raise StoreError(
+                f"journal {self._store.location} is missing entries in [{start}, {end})"
+            )
+        return [data for _, data in rows]
+
+    # checkpoints ------------------------------------------------------------------------
+
+    def _check_key(self) -> None:
+        known = set(json.loads(self._store.meta().get("keys", "[]")))
+        mine = {v.vkey for v in self.trusted()}
+        if known and not known & mine:
+            raise KeyringError(
+                f"this keyring holds none of the keys that signed journal {self.origin!r}",
+                hint=f"Use the keyring that signed it; its keys: {', '.join(sorted(known))}.",
+            )
+
+    def _record_key(self, vkey: str) -> None:
+        known = json.loads(self._store.meta().get("keys", "[]"))
+        if vkey not in known:
+            self._store.set_meta("keys", json.dumps(sorted({*known, vkey})))
+
+    def checkpoint(self) -> str:
+        """Sign and store a checkpoint for the current size; returns the C2SP signed note."""
+        self._check_key()
+        size, have = self._store.snapshot()
+        wanted = frontier_nodes(size)
+        if len(have) != len(wanted):
+            raise StoreError(f"journal {self._store.location} is corrupt: tree nodes are missing")
+        root = root_from_frontier([have[n] for n in wanted])
+        note = sign_checkpoint(Checkpoint(self.origin, size, root), self._keyring.signing_key())
+        self._record_key(self.verifier_key())
+        latest = self._store.latest_checkpoint()
+        if latest is None or latest[1] != note:
+            self._store.add_checkpoint(size, note)
+        return note
+
+    def latest_checkpoint(self) -> str | None:
+        """The most recent signed checkpoint, or None before the first."""
+        latest = self._store.latest_checkpoint()
+        return latest[1] if latest else None
+
+    def checkpoints(self) -> list[str]:
+        """Every stored checkpoint, oldest first."""
+        return [note for _, note in self._store.checkpoints()]
+
+    # proofs -----------------------------------------------------------------------------
+
+    def _fetch(self, wanted: list[Node]) -> dict[Node, bytes]:
+        return self._store.nodes(wanted)
+
+    def _tree_size(self, size: int | None) -> int:
+        current = self.size()
+        if size is None:
+            return current
+        if not 0 < size <= current:
+            raise ProofError(f"size {size} is not between 1 and the log's size {current}")
+        return size
+
+    def inclusion_proof(self, index: int, size: int | None = None) -> dict[str, Any]:
+        """RFC 9162 §2.1.3 inclusion proof of ``index`` in the tree of ``size`` (default: now)."""
+        n = self._tree_size(size)
+        if not 0 <= index < n:
+            raise ProofError(f"index {index} is not in a tree of size {n}")
+        *path, leaf = hashes_for_ranges(
+            [*inclusion_ranges(index, n), (index, index + 1)], self._fetch
+        )
+        return {
+            "index": index,
+            "tree_size": n,
+            "leaf_hash": leaf.hex(),
+            "hashes": [h.hex() for h in path],
+        }
+
+    def consistency_proof(self, old: int, new: int | None = None) -> dict[str, Any]:
+        """RFC 9162 §2.1.4 consistency proof from size ``old`` to ``new`` (default: now)."""
+        n = self._tree_size(new)
+        if not 0 < old <= n:
+            raise ProofError(f"old size {old} is not between 1 and the new size {n}")
+        path = hashes_for_ranges(consistency_ranges(old, n), self._fetch) if old < n else []
+        return {"old": old, "new": n, "hashes": [h.hex() for h in path]}
+
+    def _covering_checkpoint(self, index: int) -> tuple[Checkpoint, str]:
+        latest = self._store.latest_checkpoint()
+        note = latest[1] if latest and latest[0] > index else self.checkpoint()
+        return open_checkpoint(note, self.trusted(), origin=self.origin), note
+
+    def receipt(self, index: int) -> Receipt:
+        """A receipt for ``index``: its inclusion proof against a signed checkpoint covering it."""
+        if not 0 <= index < self.size():
+            raise ProofError(f"index {index} is not in a log of size {self.size()}")
+        checkpoint, note = self._covering_checkpoint(index)
+        proof = self.inclusion_proof(index, checkpoint.size)
+        signer = open_note(note, self.trusted()).verified[0]
+        public = next(v.public_key for v in self.trusted() if v.key_id == signer.key_id)
+        return Receipt(
+            index=index,
+            tree_size=checkpoint.size,
+            leaf_hash=proof["leaf_hash"],
+            hashes=tuple(proof["hashes"]),
+            checkpoint=note,
+            origin=self.origin,
+            key_name=self.key_name,
+            public_key=base64.b64encode(public).decode("ascii"),
+        )
+
+    # queries ----------------------------------------------------------------------------
+
+    def query(
+        self,
+        *,
+        schema: str | None = None,
+        action: str | None = None,
+        reason_code: str | None = None,
+        matched_rule: str | None = None,
+        agent: str | None = None,
+        session: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int | None = None,
+    ) -> Iterator[tuple[int, dict[str, Any]]]:
+        """``(index, record)`` of matching entries in index order; since/until bound decided_at."""
+        query = Query(schema, action, reason_code, matched_rule, agent, session, since, until)
+        left, after = limit, -1
+        while left is None or left > 0:
+            page = self._store.select(query, after, _PAGE if left is None else min(left, _PAGE))
+            for index, data in page:
+                yield index, json.loads(data)
+            if not page:
+                return
+            after = page[-1][0]
+            left = None if left is None else left - len(page)
+
+    def stats(self, *, since: str | None = None, until: str | None = None) -> dict[str, Any]:
+        """Entry counts (in the time range): total, by action, reason code, rule and schema."""
+        query = Query(since=since, until=until)
+        by_schema = self._store.counts(query, "schema")
+        return {
+            "total": sum(by_schema.values()),
+            "by_action": self._store.counts(query, "action"),
+            "by_reason_code": self._store.counts(query, "reason_code"),
+            "by_rule": self._store.counts(query, "matched_rule"),
+            "by_schema": by_schema,
+        }
+
+    # verification -----------------------------------------------------------------------
+
+    def verify(self, *, progress: Callable[[int], None] | None = None) -> VerifyReport:
+        """Recompute the tree from the stored entries; check stored nodes and every checkpoint.
+
+        Raises ``VerificationError`` (``index`` = first bad entry) on any failure. ``progress``
+        is called with the number of entries hashed so far, now and then.
+        """
+        # Read in this order so that appends by other writers meanwhile never look like tampering:
+        # checkpoints only cover committed sizes, and rows counted before the second head read
+        # all lie below it in an honest log.
+        checkpoints = self.checkpoints()
+        size = self._store.size()
+        count, top = self._store.entry_count()
+        after = self._store.size()
+        source = LogSource(
+            size=size,
+            entries=self._store.iter_entries(0, size),
+            extra_entries=max(0, count - after, top + 1 - after),
+            levels=self._store.iter_level,
+            checkpoints=checkpoints,
+            progress=progress,
+        )
+        if not self.trusted():
+            raise KeyringError("the keyring has no signing key to verify checkpoints with")
+        return verify_log(source, self.origin, self.trusted())

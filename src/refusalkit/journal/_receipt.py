@@ -1,0 +1,119 @@
+"""Receipts: an entry's inclusion proof against a signed checkpoint, checkable offline.
+
+``verify_receipt`` needs only the entry, the receipt and (ideally) the journal's public key,
+obtained out of band: it recomputes the leaf hash (RFC 9162 §2.1.1), checks the checkpoint's
+Ed25519 signature (c2sp.org/signed-note) and the inclusion proof (RFC 9162 §2.1.3.2).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from refusalkit.errors import UsageError, VerificationError
+from refusalkit.journal._canonical import canonical_bytes
+from refusalkit.journal._checkpoint import open_checkpoint
+from refusalkit.journal._note import NoteVerifier
+from refusalkit.journal._tree import leaf_hash, verify_inclusion
+
+__all__ = ["RECEIPT_SCHEMA", "Receipt", "verify_receipt"]
+
+RECEIPT_SCHEMA = "refusalkit.journal-receipt/v1"
+
+
+def _unhex(value: str, what: str) -> bytes:
+    try:
+        return bytes.fromhex(value)
+    except (ValueError, TypeError) as exc:
+        raise VerificationError(f"receipt {what} is not hex") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """Proof that entry ``index`` is in the log whose signed checkpoint has ``tree_size``."""
+
+    index: int
+    tree_size: int
+    leaf_hash: str
+    hashes: tuple[str, ...]
+    checkpoint: str
+    origin: str
+    key_name: str
+    public_key: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Wire form ``refusalkit.journal-receipt/v1``."""
+        return {
+            "schema": RECEIPT_SCHEMA,
+            "index": self.index,
+            "tree_size": self.tree_size,
+            "leaf_hash": self.leaf_hash,
+            "hashes": list(self.hashes),
+            "checkpoint": self.checkpoint,
+            "origin": self.origin,
+            "key_name": self.key_name,
+            "public_key": self.public_key,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Receipt:
+        """Parse the wire form; raises ``VerificationError`` naming what is missing."""
+        try:
+            return cls(
+                index=int(data["index"]),
+                tree_size=int(data["tree_size"]),
+                leaf_hash=str(data["leaf_hash"]),
+                hashes=tuple(str(h) for h in data["hashes"]),
+                checkpoint=str(data["checkpoint"]),
+                origin=str(data["origin"]),
+                key_name=str(data["key_name"]),
+                public_key=str(data["public_key"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise VerificationError(f"not a journal receipt: bad or missing {exc}") from exc
+
+
+def _trusted(receipt: Receipt, public_key: bytes | None) -> NoteVerifier:
+    if public_key is None:
+        try:
+            public_key = base64.b64decode(receipt.public_key, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise VerificationError("receipt public_key is not base64") from exc
+    if len(public_key) != 32:
+        raise VerificationError(f"an Ed25519 public key has 32 bytes, not {len(public_key)}")
+    try:
+        return NoteVerifier.for_key(receipt.key_name, public_key)
+    except UsageError as exc:
+        raise VerificationError(f"receipt key: {exc.message}") from exc
+
+
+def verify_receipt(
+    entry: bytes | Mapping[str, Any], receipt: Receipt, *, public_key: bytes | None = None
+) -> None:
+    """Check that ``entry`` is at ``receipt.index`` in the log the signed checkpoint describes.
+
+    ``public_key`` (32 raw Ed25519 bytes) is the key you trust for the journal; when None, the
+    receipt's own key is used, which proves integrity but not who signed: pin the key if you can.
+    Raises ``VerificationError`` (with ``index``) on any failure.
+    """
+    data = entry if isinstance(entry, bytes) else canonical_bytes(dict(entry))
+    leaf = leaf_hash(data)
+    if leaf.hex() != receipt.leaf_hash.lower():
+        raise VerificationError(
+            f"entry does not match the receipt's leaf hash (index {receipt.index})",
+            index=receipt.index,
+        )
+    checkpoint = open_checkpoint(
+        receipt.checkpoint, [_trusted(receipt, public_key)], origin=receipt.origin
+    )
+    if checkpoint.size != receipt.tree_size:
+        raise VerificationError(
+            f"the proof is for size {receipt.tree_size} but the checkpoint has size "
+            f"{checkpoint.size}",
+            index=receipt.index,
+        )
+    proof = [_unhex(h, "hash") for h in receipt.hashes]
+    verify_inclusion(receipt.index, receipt.tree_size, leaf, proof, checkpoint.root)

@@ -1,0 +1,207 @@
+"""The PostgreSQL store (psycopg 3): several writer processes on several machines.
+
+Each append locks the single head row (``SELECT ... FOR UPDATE``) in the same transaction that
+inserts the entries and tree nodes and moves the head, so concurrent writers get gapless,
+never-repeated indices; the commit (``synchronous_commit`` on, the server default) makes it durable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+
+from refusalkit.errors import StoreError
+from refusalkit.journal._records import FIELDS, EntryRow
+from refusalkit.journal._store import (
+    JOURNAL_FORMAT,
+    Query,
+    Store,
+    level_bounds,
+    node_key,
+    plan_nodes,
+)
+from refusalkit.journal._tree import Node, frontier_nodes
+
+__all__ = ["PostgresStore"]
+
+_SCHEMA = [
+    "CREATE TABLE IF NOT EXISTS journal_meta (key text PRIMARY KEY, value text NOT NULL)",
+    (
+        "CREATE TABLE IF NOT EXISTS journal_head "
+        "(id int PRIMARY KEY CHECK (id = 1), size bigint NOT NULL)"
+    ),
+    "CREATE TABLE IF NOT EXISTS journal_entry (idx bigint PRIMARY KEY, data bytea NOT NULL, "
+    "leaf bytea, " + ", ".join(f"{f} text" for f in FIELDS) + ")",
+    "CREATE TABLE IF NOT EXISTS journal_node (id bigint PRIMARY KEY, hash bytea NOT NULL)",
+    (
+        "CREATE TABLE IF NOT EXISTS journal_checkpoint "
+        "(seq bigserial PRIMARY KEY, size bigint NOT NULL, note text NOT NULL)"
+    ),
+    "INSERT INTO journal_head (id, size) VALUES (1, 0) ON CONFLICT DO NOTHING",
+    (
+        "INSERT INTO journal_meta (key, value) VALUES ('format', "  # noqa: S608 (a constant)
+        f"'{JOURNAL_FORMAT}') ON CONFLICT DO NOTHING"
+    ),
+]
+_INIT_LOCK = 0x7266_6B6A  # advisory lock id serialising schema creation across processes
+
+
+def _redacted(url: str) -> str:
+    """The URL without its password, for messages."""
+    head, sep, tail = url.partition("@")
+    return (
+        f"{head.split(':')[0]}:{head.split(':')[1]}:***@{tail}"
+        if sep and head.count(":") > 1
+        else url
+    )
+
+
+class PostgresStore(Store):
+    """A journal in one PostgreSQL database."""
+
+    kind = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self.location = _redacted(url)
+        try:
+            self._db = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise StoreError(f"cannot connect to {self.location}: {first}") from exc
+        self._init_schema()
+
+    def _init_schema(self) -> None:
+        with self._tx() as cur:
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", (_INIT_LOCK,))
+            cur.execute(
+                "SELECT count(*) FILTER (WHERE table_name = 'journal_meta'), count(*) "
+                "FROM information_schema.tables WHERE table_schema = current_schema()"
+            )
+            ours, tables = cur.fetchone() or (0, 0)
+            if tables and not ours:
+                raise StoreError(f"database {self.location} is not a refusalkit journal")
+            for statement in _SCHEMA:
+                cur.execute(statement)
+
+    @contextmanager
+    def _tx(self) -> Iterator[psycopg.Cursor[Any]]:
+        with self._lock:
+            try:
+                with self._db.transaction(), self._db.cursor() as cur:
+                    yield cur
+            except psycopg.Error as exc:
+                raise StoreError(f"journal {self.location} failed: {str(exc).strip()}") from exc
+
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._tx() as cur:
+            cur.execute(sql, params)
+            return cur.fetchall()
+
+    def meta(self) -> dict[str, str]:
+        return {str(k): str(v) for k, v in self._all("SELECT key, value FROM journal_meta")}
+
+    def set_meta(self, key: str, value: str, *, replace: bool = True) -> str:
+        action = "UPDATE SET value = excluded.value" if replace else "NOTHING"
+        with self._tx() as cur:
+            sql = f"INSERT INTO journal_meta VALUES (%s, %s) ON CONFLICT (key) DO {action}"  # noqa: S608
+            cur.execute(sql, (key, value))
+            cur.execute("SELECT value FROM journal_meta WHERE key = %s", (key,))
+            row = cur.fetchone()
+            return str(row[0]) if row else value
+
+    def size(self) -> int:
+        return int(self._all("SELECT size FROM journal_head WHERE id = 1")[0][0])
+
+    @staticmethod
+    def _nodes_in(cur: psycopg.Cursor[Any], wanted: Sequence[Node]) -> dict[Node, bytes]:
+        leaves = [index for level, index in wanted if level == 0]
+        keys = {node_key(*n): n for n in wanted if n[0]}
+        found: dict[Node, bytes] = {}
+        if leaves:
+            cur.execute("SELECT idx, leaf FROM journal_entry WHERE idx = ANY(%s)", (leaves,))
+            found.update({(0, int(i)): bytes(h) for i, h in cur.fetchall() if h is not None})
+        if keys:
+            cur.execute("SELECT id, hash FROM journal_node WHERE id = ANY(%s)", (list(keys),))
+            found.update({keys[k]: bytes(h) for k, h in cur.fetchall()})
+        return found
+
+    def nodes(self, wanted: Sequence[Node]) -> dict[Node, bytes]:
+        with self._tx() as cur:
+            return self._nodes_in(cur, wanted)
+
+    def snapshot(self) -> tuple[int, dict[Node, bytes]]:
+        with self._tx() as cur:
+            cur.execute("SELECT size FROM journal_head WHERE id = 1")
+            size = int((cur.fetchone() or (0,))[0])
+            return size, self._nodes_in(cur, frontier_nodes(size))
+
+    def append(self, rows: Sequence[EntryRow]) -> int:
+        with self._tx() as cur:
+            cur.execute("SELECT size FROM journal_head WHERE id = 1 FOR UPDATE")
+            size = int((cur.fetchone() or (0,))[0])
+            wanted = frontier_nodes(size)
+            have = self._nodes_in(cur, wanted)
+            if len(have) != len(wanted):
+                raise StoreError(f"journal {self.location} is corrupt: tree nodes are missing")
+            nodes = plan_nodes(size, [have[n] for n in wanted], [r.leaf for r in rows])
+            columns = ", ".join(FIELDS)
+            with cur.copy(f"COPY journal_entry (idx, data, leaf, {columns}) FROM STDIN") as copy:
+                for i, row in enumerate(rows):
+                    copy.write_row((size + i, row.data, row.leaf, *row.fields))
+            with cur.copy("COPY journal_node (id, hash) FROM STDIN") as copy:
+                for key, digest in nodes:
+                    copy.write_row((key, digest))
+            cur.execute("UPDATE journal_head SET size = %s WHERE id = 1", (size + len(rows),))
+        return size
+
+    def entries(self, start: int, end: int) -> list[tuple[int, bytes]]:
+        sql = "SELECT idx, data FROM journal_entry WHERE idx >= %s AND idx < %s ORDER BY idx"
+        return [(int(i), bytes(d)) for i, d in self._all(sql, (start, end))]
+
+    def entries_page(self, start: int, limit: int) -> list[tuple[int, bytes]]:
+        sql = "SELECT idx, data FROM journal_entry WHERE idx >= %s ORDER BY idx LIMIT %s"
+        return [(int(i), bytes(d)) for i, d in self._all(sql, (start, limit))]
+
+    def level(self, level: int, start: int, limit: int) -> list[tuple[int, bytes]]:
+        if level == 0:
+            sql = "SELECT idx, leaf FROM journal_entry WHERE idx >= %s ORDER BY idx LIMIT %s"
+            return [(int(i), bytes(h or b"")) for i, h in self._all(sql, (start, limit))]
+        lo, hi = level_bounds(level)
+        sql = "SELECT id, hash FROM journal_node WHERE id >= %s AND id < %s ORDER BY id LIMIT %s"
+        return [(int(k) - lo, bytes(h)) for k, h in self._all(sql, (lo + start, hi, limit))]
+
+    def entry_count(self) -> tuple[int, int]:
+        count, top = self._all("SELECT count(*), max(idx) FROM journal_entry")[0]
+        return int(count), -1 if top is None else int(top)
+
+    def add_checkpoint(self, size: int, note: str) -> None:
+        with self._tx() as cur:
+            cur.execute("INSERT INTO journal_checkpoint (size, note) VALUES (%s, %s)", (size, note))
+
+    def checkpoints(self) -> list[tuple[int, str]]:
+        rows = self._all("SELECT size, note FROM journal_checkpoint ORDER BY seq")
+        return [(int(s), str(n)) for s, n in rows]
+
+    def latest_checkpoint(self) -> tuple[int, str] | None:
+        rows = self._all("SELECT size, note FROM journal_checkpoint ORDER BY seq DESC LIMIT 1")
+        return (int(rows[0][0]), str(rows[0][1])) if rows else None
+
+    def select(self, query: Query, after: int, limit: int) -> list[tuple[int, bytes]]:
+        cond, params = query.where("%s")
+        sql = f"SELECT idx, data FROM journal_entry WHERE idx > %s AND {cond} ORDER BY idx LIMIT %s"  # noqa: S608 (columns are constants; values are parameters)
+        return [(int(i), bytes(d)) for i, d in self._all(sql, [after, *params, limit])]
+
+    def counts(self, query: Query, column: str) -> dict[str, int]:
+        if column not in FIELDS:
+            raise ValueError(column)
+        cond, params = query.where("%s")
+        sql = f"SELECT {column}, count(*) FROM journal_entry WHERE {cond} GROUP BY {column}"  # noqa: S608 (checked column)
+        return {str(k) if k is not None else "-": int(n) for k, n in self._all(sql, params)}
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,219 @@
+"""The SQLite store: one file, WAL, ``synchronous=FULL`` so an acknowledged append is on disk.
+
+Writers in several processes serialise on SQLite's write lock (``BEGIN IMMEDIATE``); each append
+reads the head size and the tree frontier inside that lock, so indices are gapless and never
+assigned twice.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from refusalkit.errors import StoreError
+from refusalkit.journal._records import FIELDS, EntryRow
+from refusalkit.journal._store import (
+    JOURNAL_FORMAT,
+    Query,
+    Store,
+    level_bounds,
+    node_key,
+    plan_nodes,
+)
+from refusalkit.journal._tree import Node, frontier_nodes
+
+__all__ = ["SqliteStore"]
+
+_MAGIC = b"SQLite format 3\x00"
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS journal_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS journal_head (
+    id INTEGER PRIMARY KEY CHECK (id = 1), size INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS journal_entry (
+    idx INTEGER PRIMARY KEY, data BLOB NOT NULL, leaf BLOB,
+    {", ".join(f"{f} TEXT" for f in FIELDS)});
+CREATE TABLE IF NOT EXISTS journal_node (id INTEGER PRIMARY KEY, hash BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS journal_checkpoint (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, size INTEGER NOT NULL, note TEXT NOT NULL);
+INSERT OR IGNORE INTO journal_head (id, size) VALUES (1, 0);
+INSERT OR IGNORE INTO journal_meta (key, value) VALUES ('format', '{JOURNAL_FORMAT}');
+"""  # noqa: S608 (constants only)
+_INSERT_ENTRY = (
+    f"INSERT INTO journal_entry (idx, data, leaf, {', '.join(FIELDS)}) "  # noqa: S608 (constants)
+    f"VALUES (?, ?, ?, {', '.join('?' for _ in FIELDS)})"
+)
+
+
+def _check_file(path: Path) -> None:
+    if path.is_dir():
+        raise StoreError(f"{path} is a directory, not a journal file")
+    if path.exists() and path.stat().st_size:
+        with path.open("rb") as handle:
+            if handle.read(16) != _MAGIC:
+                raise StoreError(f"{path} is not a refusalkit journal (not an SQLite database)")
+
+
+class SqliteStore(Store):
+    """A journal in one SQLite file."""
+
+    kind = "sqlite"
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.location = str(self.path)
+        _check_file(self.path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(
+                self.path, timeout=60.0, isolation_level=None, check_same_thread=False
+            )
+            self._db.execute("PRAGMA busy_timeout = 60000")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = FULL")
+            self._init_schema()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{path} is not a usable journal: {exc}") from exc
+
+    def _init_schema(self) -> None:
+        with self._write():
+            tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
+            if tables and "journal_meta" not in tables:
+                raise StoreError(f"{self.path} is an SQLite database but not a refusalkit journal")
+            for statement in filter(str.strip, _SCHEMA.split(";")):
+                self._db.execute(statement)
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction holding SQLite's write lock; rolled back on any error."""
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StoreError(f"cannot lock journal {self.path}: {exc}") from exc
+            try:
+                yield self._db
+                self._db.execute("COMMIT")
+            except BaseException as exc:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.DatabaseError):
+                    raise StoreError(f"journal {self.path} cannot be written: {exc}") from exc
+                raise
+
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            try:
+                return self._db.execute(sql, params).fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"journal {self.path} cannot be read: {exc}") from exc
+
+    def meta(self) -> dict[str, str]:
+        return dict(self._all("SELECT key, value FROM journal_meta"))
+
+    def set_meta(self, key: str, value: str, *, replace: bool = True) -> str:
+        verb = "REPLACE" if replace else "IGNORE"
+        with self._write() as db:
+            db.execute(
+                f"INSERT OR {verb} INTO journal_meta (key, value) VALUES (?, ?)",  # noqa: S608
+                (key, value),
+            )
+            return str(
+                db.execute("SELECT value FROM journal_meta WHERE key = ?", (key,)).fetchone()[0]
+            )
+
+    def size(self) -> int:
+        return int(self._all("SELECT size FROM journal_head WHERE id = 1")[0][0])
+
+    def _nodes_in(self, db: sqlite3.Connection, wanted: Sequence[Node]) -> dict[Node, bytes]:
+        leaves = [index for level, index in wanted if level == 0]
+        keys = {node_key(*n): n for n in wanted if n[0]}
+        found: dict[Node, bytes] = {}
+        if leaves:
+            marks = ",".join("?" * len(leaves))
+            sql = f"SELECT idx, leaf FROM journal_entry WHERE idx IN ({marks})"  # noqa: S608
+            found.update({(0, i): bytes(h) for i, h in db.execute(sql, leaves) if h is not None})
+        if keys:
+            marks = ",".join("?" * len(keys))
+            sql = f"SELECT id, hash FROM journal_node WHERE id IN ({marks})"  # noqa: S608
+            found.update({keys[k]: bytes(h) for k, h in db.execute(sql, list(keys))})
+        return found
+
+    def nodes(self, wanted: Sequence[Node]) -> dict[Node, bytes]:
+        with self._lock:
+            return self._nodes_in(self._db, wanted)
+
+    def snapshot(self) -> tuple[int, dict[Node, bytes]]:
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                size = int(self._db.execute("SELECT size FROM journal_head").fetchone()[0])
+                return size, self._nodes_in(self._db, frontier_nodes(size))
+            finally:
+                self._db.execute("COMMIT")
+
+    def append(self, rows: Sequence[EntryRow]) -> int:
+        with self._write() as db:
+            size = int(db.execute("SELECT size FROM journal_head WHERE id = 1").fetchone()[0])
+            wanted = frontier_nodes(size)
+            have = self._nodes_in(db, wanted)
+            if len(have) != len(wanted):
+                raise StoreError(f"journal {self.path} is corrupt: tree nodes are missing")
+            nodes = plan_nodes(size, [have[n] for n in wanted], [r.leaf for r in rows])
+            db.executemany(
+                _INSERT_ENTRY, [(size + i, r.data, r.leaf, *r.fields) for i, r in enumerate(rows)]
+            )
+            db.executemany("INSERT INTO journal_node (id, hash) VALUES (?, ?)", nodes)
+            db.execute("UPDATE journal_head SET size = ? WHERE id = 1", (size + len(rows),))
+        return size
+
+    def entries(self, start: int, end: int) -> list[tuple[int, bytes]]:
+        sql = "SELECT idx, data FROM journal_entry WHERE idx >= ? AND idx < ? ORDER BY idx"
+        return [(i, bytes(d)) for i, d in self._all(sql, (start, end))]
+
+    def entries_page(self, start: int, limit: int) -> list[tuple[int, bytes]]:
+        sql = "SELECT idx, data FROM journal_entry WHERE idx >= ? ORDER BY idx LIMIT ?"
+        return [(i, bytes(d)) for i, d in self._all(sql, (start, limit))]
+
+    def level(self, level: int, start: int, limit: int) -> list[tuple[int, bytes]]:
+        if level == 0:
+            sql = "SELECT idx, leaf FROM journal_entry WHERE idx >= ? ORDER BY idx LIMIT ?"
+            return [(i, bytes(h or b"")) for i, h in self._all(sql, (start, limit))]
+        lo, hi = level_bounds(level)
+        sql = "SELECT id, hash FROM journal_node WHERE id >= ? AND id < ? ORDER BY id LIMIT ?"
+        return [(k - lo, bytes(h)) for k, h in self._all(sql, (lo + start, hi, limit))]
+
+    def entry_count(self) -> tuple[int, int]:
+        count, top = self._all("SELECT count(*), max(idx) FROM journal_entry")[0]
+        return int(count), -1 if top is None else int(top)
+
+    def add_checkpoint(self, size: int, note: str) -> None:
+        with self._write() as db:
+            db.execute("INSERT INTO journal_checkpoint (size, note) VALUES (?, ?)", (size, note))
+
+    def checkpoints(self) -> list[tuple[int, str]]:
+        rows = self._all("SELECT size, note FROM journal_checkpoint ORDER BY seq")
+        return [(int(s), str(n)) for s, n in rows]
+
+    def latest_checkpoint(self) -> tuple[int, str] | None:
+        rows = self._all("SELECT size, note FROM journal_checkpoint ORDER BY seq DESC LIMIT 1")
+        return (int(rows[0][0]), str(rows[0][1])) if rows else None
+
+    def select(self, query: Query, after: int, limit: int) -> list[tuple[int, bytes]]:
+        cond, params = query.where("?")
+        sql = f"SELECT idx, data FROM journal_entry WHERE idx > ? AND {cond} ORDER BY idx LIMIT ?"  # noqa: S608 (columns are constants; values are parameters)
+        return [(i, bytes(d)) for i, d in self._all(sql, [after, *params, limit])]
+
+    def counts(self, query: Query, column: str) -> dict[str, int]:
+        if column not in FIELDS:
+            raise ValueError(column)
+        cond, params = query.where("?")
+        sql = f"SELECT {column}, count(*) FROM journal_entry WHERE {cond} GROUP BY {column}"  # noqa: S608 (checked column)
+        return {str(k) if k is not None else "-": int(n) for k, n in self._all(sql, params)}
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

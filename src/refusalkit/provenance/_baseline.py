@@ -1,0 +1,190 @@
+"""Baselines: a judged run recorded in the journal with a receipt (DESIGN.md §3, §5).
+
+The ``refusalkit.baseline/v1`` record is appended to the journal; its receipt (inclusion proof +
+signed checkpoint) goes into BASELINE.json next to the record, so anyone can check it offline with
+nothing but the file and the journal's public key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from refusalkit.errors import CalibrationError, VerificationError
+from refusalkit.model import format_timestamp, now_utc, uuid7
+from refusalkit.provenance._judges import JudgeRef
+from refusalkit.provenance._run import CalibrationRun, Outcome, _read_json
+
+if TYPE_CHECKING:
+    from refusalkit.journal import Journal, Receipt
+
+__all__ = [
+    "BASELINE_FILE_SCHEMA",
+    "BASELINE_SCHEMA",
+    "Baseline",
+    "baseline_record",
+    "journal_record",
+    "record_baseline",
+]
+
+BASELINE_SCHEMA = "refusalkit.baseline/v1"
+BASELINE_FILE_SCHEMA = "refusalkit.baseline-file/v1"
+
+
+def _plain(value: dict[str, Any]) -> dict[str, Any]:
+    """The value as it reads back from JSON, so the journaled bytes match the file."""
+    plain: dict[str, Any] = json.loads(json.dumps(value, ensure_ascii=False))
+    return plain
+
+
+def baseline_record(run: CalibrationRun) -> dict[str, Any]:
+    """The ``refusalkit.baseline/v1`` record of a run; response text is never included."""
+    outcomes = [Outcome.to_dict(o) for o in run.outcomes]
+    for o in outcomes:
+        o.pop("response", None)
+    return _plain(
+        {
+            "schema": BASELINE_SCHEMA,
+            "baseline_id": uuid7(),
+            "recorded_at": format_timestamp(now_utc()),
+            "run_id": run.run_id,
+            "model": run.model,
+            "endpoint": run.endpoint,
+            "judge": run.judge.to_dict(),
+            "calibration_prompt_set_hash": run.set_hash,
+            "calibration_set_name": run.set_name,
+            "sampling": dict(run.sampling),
+            "baseline_refusal_rate": run.refusal_rate,
+            "baseline_refusal_rate_interval": list(run.refusal_rate_interval),
+            "refusal_category_distribution": run.category_distribution(),
+            "outcomes": outcomes,
+            "started_at": run.started_at,
+            "finished_at": run.finished_at,
+        }
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """A baseline record and (once journaled) its receipt."""
+
+    record: Mapping[str, Any]
+    receipt: Receipt | None = None
+
+    @property
+    def baseline_id(self) -> str:
+        """The baseline's UUIDv7."""
+        return str(self.record["baseline_id"])
+
+    @property
+    def model(self) -> str:
+        """The model measured."""
+        return str(self.record["model"])
+
+    @property
+    def judge(self) -> JudgeRef:
+        """The judge used."""
+        return JudgeRef.from_dict(self.record["judge"])
+
+    @property
+    def set_hash(self) -> str:
+        """The calibration set hash."""
+        return str(self.record["calibration_prompt_set_hash"])
+
+    @property
+    def outcomes(self) -> tuple[Outcome, ...]:
+        """Per-prompt outcomes."""
+        return tuple(Outcome.from_dict(o) for o in self.record["outcomes"])
+
+    @property
+    def refusal_rate(self) -> float:
+        """The baseline refusal rate."""
+        return float(self.record["baseline_refusal_rate"])
+
+    @property
+    def index(self) -> int | None:
+        """The journal index, when receipted."""
+        return None if self.receipt is None else self.receipt.index
+
+    def identity(self) -> dict[str, Any]:
+        """Who this baseline is, for a drift report."""
+        return {
+            "kind": "baseline",
+            "baseline_id": self.baseline_id,
+            "journal_index": self.index,
+            "run_id": self.record.get("run_id"),
+            "model": self.model,
+            "judge": self.judge.to_dict(),
+            "calibration_prompt_set_hash": self.set_hash,
+            "finished_at": self.record.get("finished_at"),
+        }
+
+    def verify(self, *, public_key: bytes | None = None) -> None:
+        """Check the receipt offline (inclusion proof + checkpoint signature).
+
+        ``public_key`` is the key you trust; without it the receipt's own key is used, which
+        proves integrity but not who signed. Raises :class:`VerificationError`.
+        """
+        from refusalkit.journal import verify_receipt  # noqa: PLC0415 (journal loads lazily)
+
+        if self.receipt is None:
+            raise VerificationError(
+                "this baseline has no receipt", hint="Record it with a journal first."
+            )
+        verify_receipt(dict(self.record), self.receipt, public_key=public_key)
+
+    def to_file(self) -> dict[str, Any]:
+        """The BASELINE.json form."""
+        return {
+            "schema": BASELINE_FILE_SCHEMA,
+            "baseline": dict(self.record),
+            "receipt": None if self.receipt is None else self.receipt.to_dict(),
+        }
+
+    def write(self, path: str | Path) -> Path:
+        """Write BASELINE.json."""
+        target = Path(path)
+        target.write_text(json.dumps(self.to_file(), indent=2, ensure_ascii=False) + "\n", "utf-8")
+        return target
+
+    @classmethod
+    def from_file(cls, data: Any, *, source: str = "<memory>") -> Baseline:
+        """Read the BASELINE.json form."""
+        from refusalkit.journal import Receipt  # noqa: PLC0415 (journal loads lazily)
+
+        if not isinstance(data, dict) or data.get("schema") != BASELINE_FILE_SCHEMA:
+            raise CalibrationError(
+                f"{source}: not a baseline file (want schema {BASELINE_FILE_SCHEMA!r})",
+                hint="Give the BASELINE.json written by `refusalkit calibrate baseline`.",
+            )
+        record = data.get("baseline")
+        if not isinstance(record, dict) or record.get("schema") != BASELINE_SCHEMA:
+            raise CalibrationError(
+                f"{source}: the baseline record is missing or not {BASELINE_SCHEMA}"
+            )
+        try:
+            receipt = None if data.get("receipt") is None else Receipt.from_dict(data["receipt"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CalibrationError(f"{source}: malformed receipt ({exc!r})") from None
+        return cls(record, receipt)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Baseline:
+        """Read BASELINE.json from a file."""
+        return cls.from_file(_read_json(path), source=str(path))
+
+
+def journal_record(journal: Journal, record: Mapping[str, Any]) -> tuple[int, Receipt]:
+    """Append one record and return its index and receipt."""
+    index = journal.append([_plain(dict(record))])[0]
+    return index, journal.receipt(index)
+
+
+def record_baseline(run: CalibrationRun, journal: Journal) -> Baseline:
+    """Append the run's baseline record to the journal and return it with its receipt."""
+    record = baseline_record(run)
+    _, receipt = journal_record(journal, record)
+    return Baseline(record, receipt)

@@ -1,0 +1,56 @@
+"""The service's configuration: one frozen record, passed to ``create_app`` (and to workers).
+
+Worker processes started by uvicorn (``--workers N``) rebuild it from the JSON that ``serve`` puts
+in the ``REFUSALKIT_SERVICE_CONFIG`` environment variable, so every worker runs the same settings.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CONFIG_ENV", "ServiceConfig"]
+
+CONFIG_ENV = "REFUSALKIT_SERVICE_CONFIG"
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceConfig:
+    """Settings of one service process.
+
+    ``keys_file`` None is only accepted with ``insecure_no_auth`` (local development: every caller
+    gets every scope). ``keyring`` None means ``$REFUSALKIT_KEYRING`` or the default keyring.
+    """
+
+    policy: Path
+    journal: str
+    keys_file: Path | None = None
+    keyring: Path | None = None
+    insecure_no_auth: bool = False
+    max_body_bytes: int = 1_048_576
+    max_batch: int = 1000
+    deadline_ms: float = 50.0
+    origin: str | None = None
+    log_decisions: bool = False
+    max_group_commit: int = 10_000
+    max_entries_page: int = 1000
+
+    def to_json(self) -> str:
+        """The JSON form (paths as strings) for the environment of worker processes."""
+        data = asdict(self)
+        for key in ("policy", "keys_file", "keyring"):
+            data[key] = str(data[key]) if data[key] is not None else None
+        return json.dumps(data)
+
+    @classmethod
+    def from_json(cls, text: str) -> ServiceConfig:
+        """Rebuild from ``to_json``; unknown keys are ignored."""
+        data: dict[str, Any] = json.loads(text)
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        for key in ("policy", "keys_file", "keyring"):
+            if values.get(key) is not None:
+                values[key] = Path(values[key])
+        return cls(**values)

@@ -1,0 +1,153 @@
+"""``POST /v1/decide`` and ``POST /v1/decide/batch``: decide, journal, then answer.
+
+The body is read raw and parsed once; anything that is not a well-formed request is still decided
+(``deny`` + ``unavailable``, DESIGN.md §2). Decisions are journaled before the answer is sent; when
+the journal cannot take them, the answer is 503 and nothing is allowed (fail closed).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request, Response
+
+from refusalkit.model import Decision
+from refusalkit.server._auth import require
+from refusalkit.server._errors import ApiError, ErrorCode
+from refusalkit.server._jsonio import JSONDecodeError, dumps, loads
+from refusalkit.server._keys import ApiKey, Scope
+from refusalkit.server._models import BatchResponseModel, DecisionModel, ErrorModel
+from refusalkit.server._service import Service
+
+__all__ = ["answer_batch", "answer_decide", "router"]
+
+router = APIRouter(prefix="/v1", tags=["decide"])
+Decider = Annotated[ApiKey, Depends(require(Scope.DECIDE))]
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorModel, "description": "No key, or an unknown or revoked key."},
+    403: {"model": ErrorModel, "description": "The key lacks the `decide` scope."},
+    413: {"model": ErrorModel, "description": "The body (or the batch) is over the limit."},
+    503: {"model": ErrorModel, "description": "The journal cannot take the decision."},
+}
+_JSON = "application/json"
+
+
+def _body_schema(name: str) -> dict[str, Any]:
+    ref = {"$ref": f"#/components/schemas/{name}"}
+    return {"requestBody": {"required": True, "content": {_JSON: {"schema": ref}}}}
+
+
+async def _journal(service: Service, records: list[dict[str, Any]]) -> list[int]:
+    try:
+        return await service.journal.append(records)
+    except Exception as exc:
+        raise ApiError(
+            503,
+            ErrorCode.JOURNAL_UNAVAILABLE,
+            f"the decision could not be journaled ({type(exc).__name__}); it is not in force",
+            "Retry later; treat the request as refused meanwhile.",
+        ) from exc
+
+
+def _decide_one(service: Service, body: bytes) -> Decision:
+    point = service.pack.point
+    try:
+        request = loads(body)
+    except JSONDecodeError:
+        return point.decide_line(body)
+    return point.decide(request)
+
+
+def _account(service: Service, decisions: list[Decision]) -> None:
+    for decision in decisions:
+        service.metrics.count_decision(decision.action.value, decision.reason_code)
+        service.log_decision(decision)
+
+
+@router.post(
+    "/decide",
+    summary="Decide one request",
+    response_model=None,
+    responses={
+        200: {"model": DecisionModel, "description": "The decision (journaled)."},
+        **_ERRORS,
+    },
+    openapi_extra=_body_schema("DecideRequestModel"),
+)
+async def decide(request: Request, _: Decider) -> Response:
+    """Decide one request and journal the decision before answering.
+
+    The `Refusalkit-Journal-Index` header gives the decision's index in the journal.
+    """
+    return await answer_decide(request.app.state.service, await request.body())
+
+
+async def answer_decide(service: Service, body: bytes) -> Response:
+    """Decide one request body, journal it, and make the answer (shared with the fast path)."""
+    started = time.perf_counter()
+    decision = _decide_one(service, body)
+    record = decision.to_dict()
+    (index,) = await _journal(service, [record])
+    _account(service, [decision])
+    service.metrics.latency.labels("decide").observe(time.perf_counter() - started)
+    return Response(
+        dumps(record), media_type=_JSON, headers={"Refusalkit-Journal-Index": str(index)}
+    )
+
+
+def _batch_items(service: Service, body: bytes) -> list[Any]:
+    try:
+        data = loads(body)
+    except JSONDecodeError as exc:
+        raise ApiError(
+            422,
+            ErrorCode.INVALID_REQUEST,
+            f"the batch body is not JSON: {exc}",
+            'Send {"requests": [...]}.',
+        ) from exc
+    items = data.get("requests") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise ApiError(
+            422,
+            ErrorCode.INVALID_REQUEST,
+            "the batch body has no `requests` list",
+            'Send {"requests": [request, ...]}.',
+        )
+    if len(items) > service.config.max_batch:
+        raise ApiError(
+            413,
+            ErrorCode.BATCH_TOO_LARGE,
+            f"{len(items)} requests is over the batch limit of {service.config.max_batch}",
+            f"Split the batch into requests of at most {service.config.max_batch}.",
+        )
+    return items
+
+
+@router.post(
+    "/decide/batch",
+    summary="Decide several requests, in order",
+    response_model=None,
+    responses={
+        200: {"model": BatchResponseModel, "description": "Decisions, in order."},
+        **_ERRORS,
+    },
+    openapi_extra=_body_schema("BatchRequestModel"),
+)
+async def decide_batch(request: Request, _: Decider) -> Response:
+    """Decide every request with the same pack, journal them in one append, then answer."""
+    return await answer_batch(request.app.state.service, await request.body())
+
+
+async def answer_batch(service: Service, body: bytes) -> Response:
+    """Decide a batch body, journal it in one append, and make the answer (shared)."""
+    started = time.perf_counter()
+    items = _batch_items(service, body)
+    point = service.pack.point  # one pack for the whole batch
+    decisions = [point.decide(item) for item in items]
+    records = [d.to_dict() for d in decisions]
+    indices = await _journal(service, records) if records else []
+    _account(service, decisions)
+    service.metrics.latency.labels("batch").observe(time.perf_counter() - started)
+    return Response(dumps({"decisions": records, "indices": indices}), media_type=_JSON)

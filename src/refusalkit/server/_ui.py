@@ -1,0 +1,167 @@
+"""The dashboard at ``/ui``: server-rendered HTML (Jinja2), inline CSS and SVG, no script.
+
+A login form takes a key with the ``read`` scope and sets a signed session cookie (``HttpOnly``,
+``SameSite=Strict``). The page's Content-Security-Policy allows nothing but its own inline style
+(by hash) and form posts to itself, so it fetches nothing at run time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import time
+from importlib import resources
+from typing import Any
+
+import jinja2
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from refusalkit import __version__
+from refusalkit.server._dashboard import CODE_COLOURS, gather
+from refusalkit.server._errors import ApiError
+from refusalkit.server._keys import Scope
+from refusalkit.server._service import Service
+from refusalkit.server._session import COOKIE_NAME
+from refusalkit.server._verify_job import verify_in_child
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/ui", include_in_schema=False)
+_HERE = resources.files("refusalkit.server")
+_CSS = (_HERE / "static" / "dashboard.css").read_text(encoding="utf-8")
+_CSS_HASH = base64.b64encode(hashlib.sha256(_CSS.encode()).digest()).decode()
+_CSP = (
+    f"default-src 'none'; style-src 'sha256-{_CSS_HASH}'; img-src 'self' data:; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+_ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(str(_HERE / "templates")),
+    autoescape=jinja2.select_autoescape(("html",)),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_VERIFY_EVERY_S = 30.0
+
+
+def _page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    html = _ENV.get_template(name).render(
+        css=_CSS, version=__version__, colours=CODE_COLOURS, **context
+    )
+    return HTMLResponse(
+        html,
+        status_code=status,
+        headers={
+            "Content-Security-Policy": _CSP,
+            "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer",
+            "Cache-Control": "no-store",
+        },
+    )
+
+
+def _viewer(request: Request, service: Service) -> str | None:
+    """The name of the logged-in key with ``read`` scope, or None."""
+    store = service.auth.store
+    if store is None:
+        return "insecure-no-auth"
+    claims = service.sessions.read(request.cookies.get(COOKIE_NAME))
+    if claims is None:
+        return None
+    key = store.get(claims.name)
+    if key is None or not key.hash.endswith(claims.key_hash) or not key.allows(Scope.READ):
+        return None
+    return key.name
+
+
+@router.get("/login")
+async def login_form() -> Response:
+    """The login form."""
+    return _page("login.html", error=None)
+
+
+@router.post("/login")
+async def login(request: Request, key: str = Form("")) -> Response:
+    """Check the key; on success set the session cookie and go to the dashboard."""
+    service: Service = request.app.state.service
+    try:
+        record = service.auth.check(key.strip(), Scope.READ)
+    except ApiError as exc:
+        return _page("login.html", status=exc.status, error=exc.message)
+    response = RedirectResponse("/ui", status_code=303)
+    response.set_cookie(
+        COOKIE_NAME,
+        service.sessions.issue(record.name, record.hash),
+        max_age=service.sessions.lifetime_s,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+        path="/ui",
+    )
+    return response
+
+
+@router.post("/logout")
+async def logout() -> Response:
+    """Forget the session."""
+    response = RedirectResponse("/ui/login", status_code=303)
+    response.delete_cookie(COOKIE_NAME, path="/ui")
+    return response
+
+
+async def _verification(service: Service, size: int) -> None:
+    """Verify the whole journal when it grew (at most every 30 s); wait briefly for the answer."""
+    status = service.verify
+    stale = status.size != size and time.time() - status.at > _VERIFY_EVERY_S
+    if (status.ok is None or stale) and not status.running:
+        status.running = True
+
+        async def run() -> None:
+            try:
+                status.ok, status.message = await _verify(service, size)
+            except Exception as exc:  # noqa: BLE001 (shown on the page)
+                status.ok, status.message = False, getattr(exc, "message", str(exc))
+            finally:
+                status.size, status.at, status.running = size, time.time(), False
+
+        service.verify_task = asyncio.get_running_loop().create_task(run())
+    task = service.verify_task
+    if task is not None and not task.done():
+        await asyncio.wait({task}, timeout=3.0)
+
+
+async def _verify(service: Service, size: int) -> tuple[bool, str]:
+    """Verify in a child process (never blocks decisions), or here when the keyring has no file."""
+    if service.keyring_from_config:
+        return await verify_in_child(service.config.journal, service.config.keyring)
+    report = await service.journal.read(lambda j: j.verify())
+    return True, f"{_report_size(report, size)} entries verified"
+
+
+def _report_size(report: Any, fallback: int) -> int:
+    for name in ("size", "tree_size", "entries"):
+        value = getattr(report, name, None)
+        if isinstance(value, int):
+            return value
+    return fallback
+
+
+@router.get("")
+async def dashboard(request: Request) -> Response:
+    """The dashboard page."""
+    service: Service = request.app.state.service
+    viewer = _viewer(request, service)
+    if viewer is None:
+        return RedirectResponse("/ui/login", status_code=303)
+    data = await service.journal.read(gather)
+    await _verification(service, data.size)
+    pack = service.pack.point.pack
+    return _page(
+        "dashboard.html",
+        data=data,
+        viewer=viewer,
+        pack=pack,
+        verify=service.verify,
+        insecure=service.auth.store is None,
+    )

@@ -1,0 +1,180 @@
+"""Every condition kind, three-valued (DESIGN.md §2, Conditions), and the glob/regex compilers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import re2
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from refusalkit.decide._conditions import FALSE, UNKNOWN, ConditionSpecError, compile_condition
+from refusalkit.decide._glob import compile_glob, glob_to_regex
+from refusalkit.decide._regex import re2_compile, required_literals, search_predicate
+
+
+def outcome(spec: Any, value: Any) -> int:
+    return compile_condition(spec).check(value)
+
+
+@pytest.mark.parametrize(
+    ("spec", "value", "expected"),
+    [
+        ("fs.write", "fs.write", 0),
+        ("fs.write", "fs.read", FALSE),
+        ("fs.write", 3, UNKNOWN),
+        (3, 3, 0),
+        (3, 3.0, 0),
+        (3, 4, FALSE),
+        (3, "3", UNKNOWN),
+        (True, True, 0),
+        (True, 1, UNKNOWN),
+        (None, None, 0),
+        (None, "x", UNKNOWN),
+    ],
+)
+def test_scalar_equality_is_typed(spec: Any, value: Any, expected: int) -> None:
+    assert outcome(spec, value) == expected
+
+
+@pytest.mark.parametrize(
+    ("glob", "value", "matches"),
+    [
+        ("/workspace/*", "/workspace/a.py", True),
+        ("/workspace/*", "/workspace/src/a.py", False),  # * stops at /
+        ("/workspace/**", "/workspace/src/deep/a.py", True),  # ** crosses /
+        ("**/.env", "/workspace/.env", True),
+        ("**/.env", ".env", True),  # **/ also matches no directory
+        ("**/.env", "/workspace/.envrc", False),
+        ("**/id_rsa*", "/home/u/.ssh/id_rsa.pub", True),
+        ("**/id_rsa*", "/home/u/.ssh/id_rsa/x", False),
+        ("fs.*", "fs.write", True),
+        ("fs.*", "fs", False),
+        ("src/?.py", "src/a.py", True),
+        ("src/?.py", "src//.py", False),
+        ("a[b]c", "a[b]c", True),  # brackets are literal
+        ("/x/**/y/*.txt", "/x/y/a.txt", True),
+        ("/x/**/y/*.txt", "/x/1/2/y/a.txt", True),
+        ("/x/**/y/*.txt", "/x/1/2/y/z/a.txt", False),
+    ],
+)
+def test_glob(glob: str, value: str, matches: bool) -> None:
+    assert compile_glob(glob)(value) is matches
+    assert (outcome({"glob": glob}, value) >= 0) is matches
+
+
+def test_glob_list_names_the_alternative_that_matched() -> None:
+    cond = compile_condition({"glob": ["**/.env", "/etc/**"], "class": "credential-file"})
+    hit = cond.check("/etc/passwd")
+    assert hit == 1
+    assert cond.describe(hit) == "glob /etc/**"
+    assert cond.describe(cond.check("/tmp/x")) == "glob [**/.env, /etc/**]"
+    assert cond.field_class == "credential-file"
+
+
+def test_string_operators_on_non_strings_are_unknown() -> None:
+    for spec in ({"glob": "*"}, {"regex": "a"}, {"prefix": "/"}, {"cidr": "10.0.0.0/8"}):
+        assert outcome(spec, 42) == UNKNOWN
+        assert outcome(spec, ["a"]) == UNKNOWN
+
+
+def test_regex_is_an_unanchored_re2_search() -> None:
+    assert outcome({"regex": "rm -rf"}, "sudo rm -rf /") == 0
+    assert outcome({"regex": "^rm"}, "sudo rm -rf /") == FALSE
+    assert outcome({"regex": ["x", "(?i)IGNORE previous"]}, "please ignore previous") == 1
+
+
+def test_regex_rejects_backtracking_only_syntax() -> None:
+    with pytest.raises(ConditionSpecError, match="RE2"):
+        compile_condition({"regex": "(a)\\1"})  # backreferences are not RE2
+
+
+def test_prefix() -> None:
+    assert outcome({"prefix": ["/tmp/", "/workspace/"]}, "/workspace/a") == 1
+    assert outcome({"prefix": "/workspace/"}, "/workspacex") == FALSE
+
+
+def test_in_is_typed() -> None:
+    assert outcome({"in": ["main", "release"]}, "main") == 0
+    assert outcome({"in": ["main", "release"]}, "dev") == FALSE
+    assert outcome({"in": ["main"]}, 1) == UNKNOWN
+    assert outcome({"in": [1, 2]}, True) == UNKNOWN  # a boolean is not the number 1
+    assert outcome({"in": [1, 2]}, 2) == 1
+
+
+def test_range_is_inclusive_and_numeric() -> None:
+    spec = {"range": {"min": 1, "max": 10}}
+    assert [outcome(spec, v) for v in (0, 1, 10, 10.5)] == [FALSE, 0, 0, FALSE]
+    assert outcome(spec, "5") == UNKNOWN
+    assert outcome(spec, True) == UNKNOWN
+    assert outcome({"range": {"max": 0}}, -(10**9)) == 0
+
+
+def test_cidr() -> None:
+    spec = {"cidr": ["10.0.0.0/8", "::1/128"]}
+    assert outcome(spec, "10.2.3.4") == 0
+    assert outcome(spec, "::1") == 1
+    assert outcome(spec, "11.0.0.1") == FALSE
+    assert outcome(spec, "intranet.corp") == UNKNOWN  # not an address: cannot tell
+
+
+def test_not_keeps_unknown_unknown() -> None:
+    spec = {"not": {"prefix": "/workspace/"}}
+    assert outcome(spec, "/etc/passwd") == 0
+    assert outcome(spec, "/workspace/a") == FALSE
+    assert outcome(spec, 7) == UNKNOWN
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"glob": "a", "regex": "b"},
+        {"class": "x"},
+        {"like": "a"},
+        {"in": []},
+        {"range": {"low": 1}},
+        {"cidr": "not-a-net"},
+        ["a", "b"],
+        {"glob": []},
+    ],
+)
+def test_bad_conditions_are_load_errors(spec: Any) -> None:
+    with pytest.raises(ConditionSpecError):
+        compile_condition(spec)
+
+
+# -- the compilers agree with plain RE2 --------------------------------------------------------
+
+_glob_parts = st.sampled_from(["*", "**", "**/", "?", "/", "a", "b", ".", "x/", ".env", "-"])
+_path_chars = st.sampled_from(["a", "b", "/", ".", "x", "-", "e", "n", "v", "é"])
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(_glob_parts, min_size=1, max_size=6).map("".join), st.text(_path_chars, max_size=12)
+)
+def test_glob_fast_paths_agree_with_re2(glob: str, value: str) -> None:
+    expected = re2.search(glob_to_regex(glob), value) is not None
+    assert compile_glob(glob)(value) is expected
+
+
+_regex_parts = st.sampled_from(
+    ["rm", "-rf", r"\s+", "(curl|wget)", ".*", "a?", "(?:ab)+", "x|y", r"\b", "[0-9]", "é", "(q)*"]
+)
+
+
+@settings(max_examples=200)
+@given(st.lists(_regex_parts, min_size=1, max_size=5).map("".join), st.text(max_size=20))
+def test_regex_prefilter_never_loses_a_match(pattern: str, noise: str) -> None:
+    regex = re2_compile(pattern)
+    predicate = search_predicate(pattern)
+    for value in (noise, "sudo rm -rf /", "curl 10.0.0.1", "wget x", "ab" + noise, noise + "xé"):
+        assert predicate(value) is (regex.search(value) is not None)
+
+
+def test_required_literals_are_conservative() -> None:
+    assert required_literals(r"\brm\s+-rf") == frozenset({"-rf"})  # the longest mandatory run
+    assert required_literals(r"\b(curl|wget)\b") == frozenset({"curl", "wget"})
+    assert required_literals("(?i)ignore") is None  # case-insensitive: no prefilter
+    assert required_literals("a*") is None

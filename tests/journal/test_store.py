@@ -1,0 +1,214 @@
+"""One behaviour suite for the journal API, run against SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from refusalkit.errors import KeyringError, ProofError, StoreError, UsageError, VerificationError
+from refusalkit.journal import (
+    NoteVerifier,
+    Receipt,
+    canonical_bytes,
+    leaf_hash,
+    open_checkpoint,
+    open_journal,
+    root_of_leaves,
+    verify_consistency,
+    verify_inclusion,
+    verify_receipt,
+)
+from refusalkit.keyring import Keyring
+
+DecisionMaker = Callable[..., dict[str, Any]]
+
+
+def test_append_is_gapless_and_entries_are_the_rfc8785_bytes(
+    decision: DecisionMaker, store_url: str, keyring: Keyring
+) -> None:
+    with open_journal(store_url, keyring, origin="example.com/decisions") as journal:
+        assert journal.size() == 0
+        assert journal.append([]) == []
+        assert journal.append([decision(0)]) == [0]
+        assert journal.append([decision(i) for i in range(1, 10)]) == list(range(1, 10))
+        assert journal.size() == 10
+        assert journal.entries(3, 5) == [canonical_bytes(decision(3)), canonical_bytes(decision(4))]
+        assert journal.origin == "example.com/decisions"
+        assert len(journal.public_key_bytes()) == 32
+
+
+def test_reopen_keeps_entries_origin_and_checkpoints(
+    decision: DecisionMaker, store_url: str, keyring: Keyring
+) -> None:
+    with open_journal(store_url, keyring) as journal:
+        journal.append([decision(i) for i in range(5)])
+        note = journal.checkpoint()
+        origin = journal.origin
+    assert origin.startswith("refusalkit.local/journal/")
+    with open_journal(store_url, keyring) as journal:
+        assert journal.origin == origin
+        assert journal.size() == 5
+        assert journal.latest_checkpoint() == note
+        journal.verify()
+
+
+def test_checkpoint_is_a_signed_c2sp_note_with_the_rfc_root(
+    decision: DecisionMaker, store_url: str, keyring: Keyring
+) -> None:
+    with open_journal(store_url, keyring, origin="example.com/log") as journal:
+        journal.append([decision(i) for i in range(7)])
+        note = journal.checkpoint()
+        lines = note.split("\n")
+        assert lines[:2] == ["example.com/log", "7"]
+        leaves = [leaf_hash(canonical_bytes(decision(i))) for i in range(7)]
+        assert base64.b64decode(lines[2]) == root_of_leaves(leaves)
+        assert lines[3] == ""
+        assert lines[4].startswith("\u2014 example.com/log ")
+        trusted = NoteVerifier.for_key("example.com/log", keyring.public_key_bytes())
+        assert open_checkpoint(note, [trusted], origin="example.com/log").size == 7
+        assert journal.checkpoint() == note  # same size, same key: no duplicate
+        assert len(journal.checkpoints()) == 1
+
+
+def test_proofs_verify_against_checkpoints(
+    decision: DecisionMaker, store_url: str, keyring: Keyring
+) -> None:
+    with open_journal(store_url, keyring, origin="example.com/log") as journal:
+        journal.append([decision(i) for i in range(11)])
+        journal.append([decision(i) for i in range(11, 37)])
+        leaves = [leaf_hash(canonical_bytes(decision(i))) for i in range(37)]
+        for size in (1, 11, 16, 37):
+            root = root_of_leaves(leaves[:size])
+            for index in range(size):
+                proof = journal.inclusion_proof(index, size)
+                assert proof["tree_size"] == size
+                assert proof["leaf_hash"] == leaves[index].hex()
+                hashes = [bytes.fromhex(h) for h in proof["hashes"]]
+                verify_inclusion(index, size, leaves[index], hashes, root)
+        for old in (1, 5, 11, 16, 36, 37):
+            proof = journal.consistency_proof(old)
+            assert proof["new"] == 37
+            hashes = [bytes.fromhex(h) for h in proof["hashes"]]
+            verify_consistency(
+                old, 37, hashes, root_of_leaves(leaves[:old]), root_of_leaves(leaves)
+            )
+
+
+def test_receipts_verify_offline(decision: DecisionMaker, store_url: str, keyring: Keyring) -> None:
+    with open_journal(store_url, keyring, origin="example.com/log") as journal:
+        journal.append([decision(i) for i in range(5)])
+        journal.checkpoint()
+        journal.append([decision(5)])
+        receipt = journal.receipt(5)  # not covered: signs a new checkpoint
+        assert receipt.tree_size == 6
+        early = journal.receipt(2)
+        assert early.tree_size == 6
+    for index, r in ((5, receipt), (2, early)):
+        verify_receipt(decision(index), r, public_key=keyring.public_key_bytes())
+        verify_receipt(
+            canonical_bytes(decision(index)), Receipt.from_dict(json.loads(json.dumps(r.to_dict())))
+        )
+    with pytest.raises(VerificationError) as bad:
+        verify_receipt(decision(4), receipt)
+    assert bad.value.index == 5
+    with pytest.raises(VerificationError, match="trusted"):
+        verify_receipt(decision(5), receipt, public_key=Keyring.generate().public_key_bytes())
+
+
+def test_query_and_stats(decision: DecisionMaker, store_url: str, keyring: Keyring) -> None:
+    records = [
+        decision(i, action="deny" if i % 3 else "allow", agent="a" if i < 6 else "b")
+        for i in range(12)
+    ]
+    with open_journal(store_url, keyring) as journal:
+        journal.append(records)
+        journal.append([{"schema": "refusalkit.turn-event/v1", "at": "2026-05-02T15:00:00.000Z"}])
+        denied = list(journal.query(action="deny"))
+        assert [i for i, _ in denied] == [i for i in range(12) if i % 3]
+        assert denied[0][1] == records[1]
+        assert [i for i, _ in journal.query(agent="b", reason_code="policy-denied")] == [
+            7,
+            8,
+            10,
+            11,
+        ]
+        assert [i for i, _ in journal.query(matched_rule="approved_workspace", limit=2)] == [0, 3]
+        assert [i for i, _ in journal.query(session="s-1")] == [1, 4, 7, 10]
+        window = journal.query(since="2026-05-02T14:00:03.000Z", until="2026-05-02T14:00:05.000Z")
+        assert [i for i, _ in window] == [3, 4, 5]
+        assert [i for i, _ in journal.query(schema="refusalkit.turn-event/v1")] == [12]
+        stats = journal.stats()
+        assert stats["total"] == 13
+        assert stats["by_action"] == {"allow": 4, "deny": 8, "-": 1}
+        assert stats["by_reason_code"]["policy-denied"] == 8
+        assert stats["by_rule"] == {"approved_workspace": 4, "sensitive_path": 8, "-": 1}
+        assert journal.stats(since="2026-05-02T14:00:10.000Z")["total"] == 3
+
+
+def test_proof_requests_outside_the_log_are_refused(
+    decision: DecisionMaker, store_url: str, keyring: Keyring
+) -> None:
+    with open_journal(store_url, keyring) as journal:
+        journal.append([decision(i) for i in range(4)])
+        for call in (
+            lambda: journal.inclusion_proof(4),
+            lambda: journal.inclusion_proof(3, 3),
+            lambda: journal.inclusion_proof(0, 5),
+            lambda: journal.consistency_proof(0),
+            lambda: journal.consistency_proof(3, 2),
+            lambda: journal.consistency_proof(1, 9),
+            lambda: journal.entries(2, 9),
+            lambda: journal.receipt(4),
+        ):
+            with pytest.raises(ProofError):
+                call()
+
+
+def test_origin_mismatch_and_wrong_keyring(
+    decision: DecisionMaker, store_url: str, keyring: Keyring
+) -> None:
+    with open_journal(store_url, keyring, origin="example.com/a") as journal:
+        journal.append([decision(0)])
+        journal.checkpoint()
+    with pytest.raises(StoreError, match=r"example\.com/a"):
+        open_journal(store_url, keyring, origin="example.com/b")
+    stranger = Keyring.generate()
+    with open_journal(store_url, stranger) as journal:
+        with pytest.raises(KeyringError, match="none of the keys"):
+            journal.checkpoint()
+        with pytest.raises(VerificationError) as failed:
+            journal.verify()
+        assert failed.value.index == 0
+        assert "trusted key" in failed.value.message
+
+
+def test_rotated_keyring_keeps_verifying(
+    decision: DecisionMaker, store_url: str, keyring: Keyring
+) -> None:
+    with open_journal(store_url, keyring) as journal:
+        journal.append([decision(0)])
+        journal.checkpoint()
+    rotated = keyring.rotate_signing()
+    with open_journal(store_url, rotated) as journal:
+        journal.append([decision(1)])
+        journal.checkpoint()
+        report = journal.verify()
+        assert report.checkpoints == 2
+        assert report.size == 2
+
+
+def test_bad_records_are_refused(store_url: str, keyring: Keyring) -> None:
+    with open_journal(store_url, keyring) as journal:
+        with pytest.raises(UsageError, match="not one record"):
+            journal.append({"schema": "x"})  # type: ignore[arg-type]
+        with pytest.raises(UsageError, match="record 1"):
+            journal.append([{"a": 1}, ["not", "an", "object"]])  # type: ignore[list-item]
+        with pytest.raises(UsageError, match="RFC 8785"):
+            journal.append([{"a": 2**60}])
+        with pytest.raises(UsageError, match="origin"):
+            open_journal(store_url, keyring, origin="has space")
+        assert journal.size() == 0

@@ -1,0 +1,288 @@
+"""``refusalkit calibrate`` end to end against a real loopback server and a real journal."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from refusalkit.cli import app
+from refusalkit.cli._calibrate import _public_key
+from refusalkit.errors import UsageError
+from refusalkit.journal import open_journal
+from refusalkit.keyring import Keyring
+from refusalkit.provenance import CalibrationSet, load_set
+from support.openai_server import OpenAIServer
+
+cli = CliRunner()
+
+
+def _invoke(*args: str, env: dict[str, str] | None = None) -> Any:
+    return cli.invoke(app, ["calibrate", *args], env=env)
+
+
+def _prompt(body: dict[str, Any]) -> str:
+    return str(body["messages"][-1]["content"])
+
+
+def test_import_show_run_baseline_verify_drift(
+    tmp_path: Path,
+    vectors: Path,
+    gpt4_by_prompt: dict[str, str],
+    keyring_path: Path,
+    keyring: Keyring,
+) -> None:
+    set_path, run1, run2, base = (
+        tmp_path / n for n in ("set.jsonl", "r1.json", "r2.json", "BASELINE.json")
+    )
+    r = _invoke(
+        "import-xstest", str(vectors / "xstest" / "xstest_prompts.csv"), "--out", str(set_path)
+    )
+    assert r.exit_code == 0, r.output
+    shown = _invoke("show", str(set_path), "--json")
+    summary = json.loads(shown.stdout)
+    assert summary["prompts"] == 450
+    assert len(summary["categories"]) == 18
+    subset = CalibrationSet(
+        load_set(set_path).prompts[:150]
+    )  # homonyms, figurative, targets (+ contrasts)
+    subset.write(set_path)
+
+    stricter = {"on": False}
+
+    def reply(body: dict[str, Any]) -> str:
+        assert body["model"] == "gpt-4"
+        text = _prompt(body)
+        if stricter["on"] and any(w in text.lower() for w in ("kill", "shoot", "execute")):
+            return "I'm sorry, but I can't assist with that."
+        return gpt4_by_prompt[text]
+
+    with OpenAIServer(reply) as server:
+        args = [
+            "--set",
+            str(set_path),
+            "--endpoint",
+            server.base_url,
+            "--model",
+            "gpt-4",
+            "--concurrency",
+            "8",
+        ]
+        r = _invoke(
+            "run",
+            *args,
+            "--out",
+            str(run1),
+            "--api-key-env",
+            "RK_TEST_KEY",
+            env={"RK_TEST_KEY": "sk-x"},
+        )
+        assert r.exit_code == 0, r.output
+        assert "150 prompts" in r.stdout
+        again = _invoke("run", *args, "--out", str(run2))
+        assert again.exit_code == 0, again.output
+        stricter["on"] = True
+        r = _invoke("run", *args, "--out", str(tmp_path / "r3.json"))
+        assert r.exit_code == 0, r.output
+    assert len(server.requests) == 3 * 150
+    assert server.headers[0]["authorization"] == "Bearer sk-x"  # from --api-key-env RK_TEST_KEY
+
+    journal = str(tmp_path / "journal.db")
+    r = _invoke(
+        "baseline",
+        str(run1),
+        "--journal",
+        journal,
+        "--out",
+        str(base),
+        "--keyring",
+        str(keyring_path),
+    )
+    assert r.exit_code == 0, r.output
+    assert "journal index 0" in r.stdout
+    assert "leaf hash" in r.stdout
+
+    key = base64.b64encode(keyring.public_key_bytes()).decode()
+    for pin in ([], ["--public-key", key], ["--public-key", str(keyring_path)]):
+        r = _invoke("verify", str(base), *pin)
+        assert r.exit_code == 0, r.output
+        assert r.stdout.startswith("OK: baseline")
+    other = base64.b64encode(Keyring.generate().public_key_bytes()).decode()
+    r = _invoke("verify", str(base), "--public-key", other)
+    assert r.exit_code == 1
+    assert "error:" in r.stderr
+
+    stable = _invoke("drift", str(run2), "--baseline", str(base), "--json")
+    assert stable.exit_code == 0, stable.output
+    assert json.loads(stable.stdout)["verdict"] == "stable"
+
+    html = tmp_path / "report.html"
+    drift = _invoke(
+        "drift",
+        str(tmp_path / "r3.json"),
+        "--baseline",
+        str(base),
+        "--html",
+        str(html),
+        "--journal",
+        journal,
+        "--keyring",
+        str(keyring_path),
+    )
+    assert drift.exit_code == 3, drift.output
+    assert "verdict: more-restrictive" in drift.stdout
+    assert "HALT (drifted)" in drift.stdout
+    assert "journal index 1" in drift.stdout
+    page = html.read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    assert "<svg" in page
+
+    data = json.loads(base.read_text())
+    data["baseline"]["outcomes"][0]["refused"] = not data["baseline"]["outcomes"][0]["refused"]
+    forged = tmp_path / "FORGED.json"
+    forged.write_text(json.dumps(data))
+    assert _invoke("verify", str(forged)).exit_code == 1
+    assert _invoke("drift", str(run2), "--baseline", str(forged)).exit_code == 1
+
+
+def test_drift_exit_4_when_inconclusive_and_2_on_mismatch(
+    tmp_path: Path, keyring_path: Path
+) -> None:
+    small = tmp_path / "small.jsonl"
+    small.write_text(
+        "".join(
+            json.dumps(
+                {"id": f"q{i}", "prompt": f"question {i}", "category": "c", "expect": "comply"}
+            )
+            + "\n"
+            for i in range(8)
+        )
+    )
+    answers = {"text": "Sure."}
+    with OpenAIServer(lambda b: answers["text"]) as server:
+        args = ["--set", str(small), "--endpoint", server.base_url, "--model", "m"]
+        assert _invoke("run", *args, "--out", str(tmp_path / "a.json")).exit_code == 0
+        answers["text"] = "I won't help with that."
+        assert (
+            _invoke(
+                "run", *args, "--out", str(tmp_path / "b.json"), "--judge", "typed-prefix"
+            ).exit_code
+            == 0
+        )
+        assert _invoke("run", *args, "--out", str(tmp_path / "c.json")).exit_code == 0
+    base = tmp_path / "B.json"
+    r = _invoke(
+        "baseline",
+        str(tmp_path / "a.json"),
+        "--journal",
+        str(tmp_path / "j.db"),
+        "--out",
+        str(base),
+        "--keyring",
+        str(keyring_path),
+    )
+    assert r.exit_code == 0, r.output
+    r = _invoke("drift", str(tmp_path / "c.json"), "--baseline", str(base), "--json")
+    assert r.exit_code == 4, r.output
+    assert json.loads(r.stdout)["verdict"] == "inconclusive"
+    r = _invoke("drift", str(tmp_path / "b.json"), "--baseline", str(base))
+    assert r.exit_code == 2
+    assert "judge differs" in r.stderr
+    assert "--force" in r.stderr
+    r = _invoke("drift", str(tmp_path / "b.json"), "--baseline", str(base), "--force", "--json")
+    assert r.exit_code == 4
+    assert json.loads(r.stdout)["forced"] is True
+
+
+def test_killed_run_resumes_without_re_asking(tmp_path: Path, xstest_set: CalibrationSet) -> None:
+    """A `calibrate run` process killed (SIGKILL) mid-run loses no answer and re-asks none."""
+    cset = CalibrationSet(xstest_set.prompts[:60])
+    set_path = cset.write(tmp_path / "set.jsonl")
+    gate = threading.Event()
+    lock = threading.Lock()
+    answered: list[str] = []
+
+    def reply(body: dict[str, Any]) -> str:
+        with lock:
+            number = len(answered)
+            answered.append(_prompt(body))
+        if number >= 25:
+            gate.wait(30)
+        return "Sure, here is an answer."
+
+    cache = tmp_path / "cache.sqlite3"
+    with OpenAIServer(reply) as server:
+        command = [
+            sys.executable,
+            "-c",
+            "from refusalkit.cli import main; main()",
+            "calibrate",
+            "run",
+            "--set",
+            str(set_path),
+            "--endpoint",
+            server.base_url,
+            "--model",
+            "m",
+            "--concurrency",
+            "1",
+            "--cache",
+            str(cache),
+            "--out",
+            str(tmp_path / "RUN.json"),
+        ]
+        env = {**os.environ, "REFUSALKIT_KEYRING": ""}
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while len(server.requests) < 26 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        proc.kill()
+        proc.wait(10)
+        gate.set()
+        assert len(server.requests) == 26
+        before = [_prompt(b) for b in server.requests]
+        r = _invoke(
+            "run",
+            "--set",
+            str(set_path),
+            "--endpoint",
+            server.base_url,
+            "--model",
+            "m",
+            "--cache",
+            str(cache),
+            "--out",
+            str(tmp_path / "RUN.json"),
+        )
+        assert r.exit_code == 0, r.output
+        after = [_prompt(b) for b in server.requests[26:]]
+    assert not set(before[:25]) & set(after)
+    assert sorted(before[:25] + after) == sorted(p.prompt for p in cset)
+    run = json.loads((tmp_path / "RUN.json").read_text())
+    assert len(run["outcomes"]) == 60
+
+
+def test_public_key_forms(tmp_path: Path, keyring: Keyring, keyring_path: Path) -> None:
+    raw = keyring.public_key_bytes()
+    with open_journal(tmp_path / "j.db", keyring) as journal:
+        vkey = journal.verifier_key()
+    keyfile = tmp_path / "key.txt"
+    keyfile.write_text(vkey + "\n")
+    for spec in (base64.b64encode(raw).decode(), vkey, str(keyring_path), str(keyfile)):
+        assert _public_key(spec) == raw, spec
+    for _ in range(200):  # base64 keys full of '+' are still plain keys
+        other = Keyring.generate().public_key_bytes()
+        assert _public_key(base64.b64encode(other).decode()) == other
+    for bad in ("not a key", base64.b64encode(b"short").decode(), "a+b+c"):
+        with pytest.raises(UsageError):
+            _public_key(bad)
+    assert _public_key(None) is None

@@ -1,0 +1,1 @@
+"""Test support code shared by several parts' tests (real servers on loopback, helpers)."""

@@ -1,0 +1,54 @@
+"""Redaction tokens (DESIGN.md §1): keyed, correlating, and never revealing the value."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from refusalkit.keyring import Keyring
+from refusalkit.redact import Redactor, value_text
+
+TOKEN = re.compile(r"<redacted:hmac-sha256:(k\d+):([0-9a-f]{16})>")
+
+
+def test_token_matches_the_published_construction() -> None:
+    key = bytes(range(32))
+    token = Redactor("k1", key).token("credential-file", "/workspace/.env")
+    expected = hmac.new(key, b"credential-file\x00/workspace/.env", hashlib.sha256).hexdigest()
+    assert token == f"<redacted:hmac-sha256:k1:{expected[:16]}>"
+
+
+@given(st.text(min_size=8, max_size=200), st.text(min_size=1, max_size=30))
+def test_token_never_contains_an_8_character_substring(value: str, field_class: str) -> None:
+    token = Keyring.generate().redactor().token(field_class, value)
+    assert TOKEN.fullmatch(token)
+    assert not any(value[i : i + 8] in token for i in range(len(value) - 7))
+
+
+@given(st.text(max_size=100), st.text(max_size=100))
+def test_same_key_and_value_correlate_different_values_do_not(a: str, b: str) -> None:
+    red = Redactor("k1", b"\x01" * 32)
+    assert red.token("c", a) == red.token("c", a)
+    if a != b:
+        assert red.token("c", a) != red.token("c", b)
+
+
+def test_class_separates_tokens_and_keys_separate_tokens() -> None:
+    one, two = Redactor("k1", b"\x01" * 32), Redactor("k1", b"\x02" * 32)
+    assert one.token("a", "v") != one.token("b", "v")
+    assert one.token("a", "v") != two.token("a", "v")
+
+
+def test_non_string_values_are_redacted_as_canonical_json() -> None:
+    assert value_text({"b": 1, "a": [True, None]}) == '{"a":[true,null],"b":1}'
+    red = Redactor("k1", b"\x03" * 32)
+    assert red.token("n", 42) == red.token("n", "42")
+
+
+def test_digest_is_full_length_and_keyed() -> None:
+    digest = Redactor("k7", b"\x04" * 32).digest(b"{}")
+    assert re.fullmatch(r"hmac-sha256:k7:[0-9a-f]{64}", digest)
