@@ -392,6 +392,8 @@ def main() -> None:
             "-" if name == "refusalkit" else f"{ratio:.1f}x",
         )
     console.print(table)
+    load = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
+    console.print(f"load average (1 min) at the end of the run: {load}")
     report = {
         "benchmark": "decide",
         "requests": count,
@@ -399,6 +401,7 @@ def main() -> None:
         "agreement": agreement,
         "python": sys.version.split()[0],
         "machine": platform.machine(),
+        "load_average_1m": load,  # other work on the machine slows all three engines alike
         "engines": results,
         "ratios": {
             "throughput_vs_agt": ours["decisions_per_s"] / results["agt"]["decisions_per_s"],

@@ -32,6 +32,7 @@ from rich.console import Console
 from rich.table import Table
 
 from refusalkit.journal import open_journal
+from refusalkit.journal._canonical import ENCODERS
 from refusalkit.keyring import Keyring
 
 HERE = Path(__file__).resolve().parent
@@ -251,7 +252,12 @@ def report(ours: dict[str, float], theirs: dict[str, float], quick: bool) -> Non
     console.print(table)
     results = HERE / "results"
     results.mkdir(exist_ok=True)
-    payload = {"quick": quick, "refusalkit": ours, "pymerkle": theirs}
+    payload = {
+        "quick": quick,
+        "canonical_encoder": ENCODERS[0].name,  # the fast RFC 8785 path used (orjson or stdlib)
+        "refusalkit": ours,
+        "pymerkle": theirs,
+    }
     (results / "journal.json").write_text(json.dumps(payload, indent=2) + "\n")
 
 

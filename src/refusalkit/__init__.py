@@ -7,6 +7,9 @@ The parts: ``refusalkit.model`` (records, no I/O), ``refusalkit.decide`` (the de
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from refusalkit.errors import (
     CalibrationError,
     CalibrationSetError,
@@ -42,6 +45,39 @@ from refusalkit.redact import Redactor
 
 __version__ = "0.1.0"
 
+if TYPE_CHECKING:
+    from refusalkit.chat import ChatResponse, ChatRuntime
+    from refusalkit.decide import DecisionPoint, Pack, load_pack
+    from refusalkit.journal import Journal, Receipt, open_journal, verify_receipt
+    from refusalkit.provenance import Directive, compare, require_baseline
+
+# The parts' entry points, imported on first use so `import refusalkit` stays light (PEP 562).
+_LAZY = {
+    "ChatResponse": "refusalkit.chat",
+    "ChatRuntime": "refusalkit.chat",
+    "DecisionPoint": "refusalkit.decide",
+    "Directive": "refusalkit.provenance",
+    "Journal": "refusalkit.journal",
+    "Pack": "refusalkit.decide",
+    "Receipt": "refusalkit.journal",
+    "compare": "refusalkit.provenance",
+    "load_pack": "refusalkit.decide",
+    "open_journal": "refusalkit.journal",
+    "require_baseline": "refusalkit.provenance",
+    "verify_receipt": "refusalkit.journal",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a part's entry point on first access (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'refusalkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     "DECISION_SCHEMA",
     "REASON_CODES_VERSION",
@@ -49,15 +85,22 @@ __all__ = [
     "CalibrationError",
     "CalibrationSetError",
     "ChatError",
+    "ChatResponse",
+    "ChatRuntime",
     "ComparisonError",
     "Decision",
+    "DecisionPoint",
+    "Directive",
     "EthicsPackError",
+    "Journal",
     "JournalError",
     "Keyring",
     "KeyringError",
+    "Pack",
     "PolicyError",
     "ProofError",
     "ReasonCode",
+    "Receipt",
     "Redactor",
     "RefusalkitError",
     "Request",
@@ -72,4 +115,9 @@ __all__ = [
     "WhyStep",
     "__version__",
     "canonical_json",
+    "compare",
+    "load_pack",
+    "open_journal",
+    "require_baseline",
+    "verify_receipt",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -27,6 +28,9 @@ indexable = st.one_of(
         names,
         dirs,
     ),
+    st.builds(lambda n: {"regex": re.escape(n)}, names),  # a literal regex: a substring test
+    st.builds(lambda d, n: {"regex": [re.escape(d), f"{n}$"]}, dirs, names),  # not indexable
+    st.just({"regex": ""}),
 )
 rules = st.lists(
     st.fixed_dictionaries(
@@ -49,17 +53,26 @@ paths = st.one_of(
 )
 
 
-def decide_both(raw: list[dict[str, Any]], request: dict[str, Any]) -> tuple[Any, Any]:
+def decision_points(raw: list[dict[str, Any]]) -> tuple[DecisionPoint, DecisionPoint]:
+    """The pack's decision point, and one whose rules are all checked one by one."""
     numbered = [{"id": f"r{i}", **rule} for i, rule in enumerate(raw)]
     data = {"policy": "p", "version": "1", "default": "allow", "rules": numbered}
-    grouped = DecisionPoint(Pack.from_mapping(data), KEYRING).decide(request)
+    slow_machine = 10_000.0  # ms: no decision here may fail closed for want of time
+    grouped = DecisionPoint(Pack.from_mapping(data), KEYRING, deadline_ms=slow_machine)
     original = compile_module._groupable
     compile_module._groupable = lambda rule: None  # every rule checked one by one
     try:
-        single = DecisionPoint(Pack.from_mapping(data), KEYRING).decide(request)
+        single = DecisionPoint(Pack.from_mapping(data), KEYRING, deadline_ms=slow_machine)
+        for tool in ("fs.write", "fs.read"):  # plans are made on first use: make them now
+            single.pack.compiled.rules.for_tool(tool)
     finally:
         compile_module._groupable = original
     return grouped, single
+
+
+def decide_both(raw: list[dict[str, Any]], request: dict[str, Any]) -> tuple[Any, Any]:
+    grouped, single = decision_points(raw)
+    return grouped.decide(request), single.decide(request)
 
 
 @settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
@@ -100,3 +113,19 @@ def test_field_group_lookups(path: str, expected: dict[int, int]) -> None:
         assert spec.cond.index is not None
         group.add(position, spec, spec.cond.index)
     assert group.match(path) == expected
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules, st.lists(st.tuples(st.sampled_from(["fs.write", "fs.read"]), paths), max_size=12))
+def test_warm_caches_decide_like_cold_ones(
+    raw: list[dict[str, Any]], calls: list[tuple[str, Any]]
+) -> None:
+    """One decision point deciding a stream (directory and step caches warm, repeats
+    included) gives every request the trail a fresh, one-by-one decision point gives it."""
+    grouped, single = decision_points(raw)
+    for tool, path in calls + calls:
+        request = {"tool": tool, "args": {"path": path}}
+        fresh = decision_points(raw)[1].decide(request)
+        for decision in (grouped.decide(request), single.decide(request)):
+            assert decision.why_trail == fresh.why_trail
+            assert decision.matched_rule == fresh.matched_rule

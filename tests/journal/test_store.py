@@ -212,3 +212,29 @@ def test_bad_records_are_refused(store_url: str, keyring: Keyring) -> None:
         with pytest.raises(UsageError, match="origin"):
             open_journal(store_url, keyring, origin="has space")
         assert journal.size() == 0
+
+
+def test_a_proof_reads_logarithmically_many_rows(
+    decision: DecisionMaker, store_url: str, keyring: Keyring, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from refusalkit.journal import _store, _store_postgres, _store_sqlite  # noqa: PLC0415
+
+    reads: list[int] = []
+
+    def counting(wanted: Any, rows: Any) -> Any:
+        reads.append(len(rows))
+        return _store.pick_nodes(wanted, rows)
+
+    for module in (_store_sqlite, _store_postgres):
+        monkeypatch.setattr(module, "pick_nodes", counting)
+    n = 1500
+    with open_journal(store_url, keyring) as journal:
+        journal.append([decision(i) for i in range(n)])
+        for index in (0, 377, 1024, n - 1):
+            reads.clear()
+            journal.inclusion_proof(index)
+            assert 0 < sum(reads) <= 2 * n.bit_length()
+        for old in (1, 333, 1024, n - 1):
+            reads.clear()
+            journal.consistency_proof(old)
+            assert 0 < sum(reads) <= 2 * n.bit_length()

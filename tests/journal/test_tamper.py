@@ -12,7 +12,7 @@ import pytest
 
 from refusalkit.errors import VerificationError
 from refusalkit.journal import Checkpoint, canonical_bytes, leaf_hash, open_journal, sign_checkpoint
-from refusalkit.journal._store import plan_nodes
+from refusalkit.journal._store import node_row, plan_nodes
 from refusalkit.keyring import Keyring
 
 SqlRunner = Callable[..., list[Any]]
@@ -123,11 +123,23 @@ def test_truncated_log_with_head_and_tree_rewound(
 def test_flipped_byte_in_a_stored_tree_node(
     journal_at: str, keyring: Keyring, raw_sql: SqlRunner
 ) -> None:
-    key = (1 << 48) | 5  # level 1, index 5: covers entries 10 and 11
-    node = bytearray(raw_sql("SELECT hash FROM journal_node WHERE id = ?", key)[0][0])
+    row = node_row(1, 5)  # level 1, index 5: covers entries 10 and 11, kept in entry 11's row
+    assert row == 11
+    node = bytearray(raw_sql("SELECT nodes FROM journal_entry WHERE idx = ?", row)[0][0])
     node[0] ^= 1
-    raw_sql("UPDATE journal_node SET hash = ? WHERE id = ?", bytes(node), key)
+    raw_sql("UPDATE journal_entry SET nodes = ? WHERE idx = ?", bytes(node), row)
     assert _first_bad(journal_at, keyring).index == 10
+
+
+def test_flipped_byte_in_a_higher_stored_node(
+    journal_at: str, keyring: Keyring, raw_sql: SqlRunner
+) -> None:
+    row = node_row(3, 1)  # level 3, index 1: covers entries 8 to 15, third hash of row 15
+    node = bytearray(raw_sql("SELECT nodes FROM journal_entry WHERE idx = ?", row)[0][0])
+    assert len(node) == 4 * 32  # 15 = 0b1111 completes nodes at levels 1 to 4
+    node[2 * 32 + 7] ^= 1
+    raw_sql("UPDATE journal_entry SET nodes = ? WHERE idx = ?", bytes(node), row)
+    assert _first_bad(journal_at, keyring).index == 8
 
 
 def test_consistent_rewrite_is_caught_by_the_signed_checkpoints(
@@ -136,9 +148,8 @@ def test_consistent_rewrite_is_caught_by_the_signed_checkpoints(
     forged = canonical_bytes({**decision(10), "action": "allow"})
     raw_sql("UPDATE journal_entry SET data = ?, leaf = ? WHERE idx = 10", forged, leaf_hash(forged))
     leaves = [leaf_hash(_data(raw_sql, i)) for i in range(N)]
-    raw_sql("DELETE FROM journal_node")
-    for key, digest in plan_nodes(0, [], leaves):
-        raw_sql("INSERT INTO journal_node (id, hash) VALUES (?, ?)", key, digest)
+    for index, hashes in enumerate(plan_nodes(0, [], leaves)):
+        raw_sql("UPDATE journal_entry SET nodes = ? WHERE idx = ?", hashes, index)
     error = _first_bad(journal_at, keyring)
     assert error.index == 8  # the last checkpoint that still verifies covers [0, 8)
     assert "does not match the entries" in error.message

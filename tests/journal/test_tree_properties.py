@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from refusalkit.errors import ProofError, VerificationError
 from refusalkit.journal import EMPTY_ROOT, leaf_hash, node_hash, root_of_leaves
-from refusalkit.journal._store import plan_nodes
+from refusalkit.journal._store import pick_nodes, plan_nodes
 from refusalkit.journal._tree import (
     Node,
     consistency_ranges,
@@ -32,17 +32,24 @@ def _mth(leaves: list[bytes]) -> bytes:
     return hashlib.sha256(b"\x01" + _mth(leaves[:k]) + _mth(leaves[k:])).digest()
 
 
-def _tree(n: int) -> tuple[list[bytes], dict[Node, bytes]]:
+def _tree(n: int) -> tuple[list[bytes], dict[int, tuple[bytes, bytes | None]]]:
+    """Leaf hashes and the entry rows a store keeps: ``{index: (leaf, node hashes)}``."""
     leaves = [leaf_hash(i.to_bytes(4, "big")) for i in range(n)]
-    rows = plan_nodes(0, [], leaves)
-    nodes = {(key >> 48, key & ((1 << 48) - 1)): h for key, h in rows}
-    assert len(nodes) == n - bin(n).count("1")  # each complete node above the leaves, once
-    nodes.update({(0, i): h for i, h in enumerate(leaves)})
-    return leaves, nodes
+    split = n // 3  # appended in two batches: the second one starts from the first's frontier
+    made = plan_nodes(0, [], leaves[:split])
+    first = {(0, i): h for i, h in enumerate(leaves[:split])}
+    for i, hashes in enumerate(made):
+        for level in range(1, len(hashes or b"") // 32 + 1):
+            first[level, ((i + 1) >> level) - 1] = (hashes or b"")[(level - 1) * 32 :][:32]
+    frontier = [first[node] for node in frontier_nodes(split)]
+    made += plan_nodes(split, frontier, leaves[split:])
+    stored = sum(len(h or b"") for h in made) // 32
+    assert stored == n - bin(n).count("1")  # each complete node above the leaves, once
+    return leaves, {i: (leaf, made[i]) for i, leaf in enumerate(leaves)}
 
 
-def _fetch(nodes: dict[Node, bytes]):  # type: ignore[no-untyped-def]
-    return lambda wanted: {n: nodes[n] for n in wanted if n in nodes}
+def _fetch(rows: dict[int, tuple[bytes, bytes | None]]):  # type: ignore[no-untyped-def]
+    return lambda wanted: pick_nodes(wanted, rows)
 
 
 def _root(nodes: dict[Node, bytes], n: int) -> bytes:

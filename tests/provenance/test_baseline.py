@@ -154,7 +154,9 @@ def test_require_baseline_detects_a_tampered_store(tmp_path: Path, keyring: Keyr
 
 
 @pytest.mark.postgres
-def test_baseline_in_a_postgres_journal(tmp_path: Path, keyring: Keyring, postgres_url: str) -> None:
+def test_baseline_in_a_postgres_journal(
+    tmp_path: Path, keyring: Keyring, postgres_url: str
+) -> None:
     run = _run(tmp_path)
     with open_journal(postgres_url, keyring) as journal:
         baseline = record_baseline(run, journal)

@@ -96,12 +96,12 @@ def test_429_500_and_timeouts_are_retried_and_the_run_completes(cache_path: Path
         if attempt == 1 and index % 3 == 1:
             return Fault(500)
         if attempt == 2 and index % 5 == 0:
-            return Fault(503, delay_s=1.0)  # longer than the client's timeout
+            return Fault(503, delay_s=1.5)  # longer than the client's timeout
         return "I can't help with that." if index % 2 else "Here is how."
 
     with OpenAIServer(flaky) as server:
         runner = OpenAIRunner(
-            server.base_url, "m", timeout=0.3, max_retries=4, backoff_base=0.01, concurrency=8
+            server.base_url, "m", timeout=0.5, max_retries=5, backoff_base=0.01, concurrency=8
         )
         run = run_calibration(cset, runner, cache=cache_path)
     assert len(run.outcomes) == len(cset)

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from refusalkit.errors import UsageError
+from refusalkit.keyring import Keyring
 from refusalkit.server import KeyStore, Scope, hash_key, parse_scopes
 
 
@@ -156,3 +157,28 @@ def test_cli_serve_without_keys_file_is_a_clear_error(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "no --keys-file" in result.stderr
     assert "--insecure-no-auth" in result.stderr
+
+
+def test_cli_serve_with_a_bad_pack_names_the_problem(tmp_path: Path) -> None:
+    pack = tmp_path / "pack.yaml"
+    pack.write_text("policy: broken\nversion: v1\ndefault: maybe\nrules: 7\n")
+    ring = Keyring.generate().save(tmp_path / "keyring.json")
+    keys = tmp_path / "keys.json"
+    KeyStore(keys).add("ci", {Scope.READ})
+    result = _cli(
+        "serve",
+        "--policy",
+        str(pack),
+        "--journal",
+        str(tmp_path / "j.db"),
+        "--keys-file",
+        str(keys),
+        "--keyring",
+        str(ring),
+        "--port",
+        "1",
+    )
+    assert result.returncode == 2
+    assert "error:" in result.stderr
+    assert "pack.yaml" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -7,6 +7,7 @@ back over HTTP with its proofs checked by the journal's offline verifiers, stats
 from __future__ import annotations
 
 import base64
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -155,14 +156,22 @@ def test_wrong_scope_is_403(
     _error(answer, 403, "forbidden")
 
 
+def _wait_for_status(http: httpx.Client, headers: dict[str, str], status: int) -> None:
+    deadline = time.monotonic() + 10
+    while http.get("/v1/stats", headers=headers).status_code != status:
+        assert time.monotonic() < deadline, f"still not {status}"
+        time.sleep(0.1)
+
+
 def test_a_revoked_key_stops_working_without_restart(
     tmp_path: Any, shared_deployment: Deployment, http: httpx.Client
 ) -> None:
     store = KeyStore(shared_deployment.keys.path)
     _, secret = store.add("short-lived", {Scope.READ})
     headers = {"Authorization": f"Bearer {secret}"}
-    assert http.get("/v1/stats", headers=headers).status_code == 200
+    _wait_for_status(http, headers, 200)  # the service re-reads the keys file within a second
     store.revoke("short-lived")
+    _wait_for_status(http, headers, 401)
     _error(http.get("/v1/stats", headers=headers), 401, "unauthenticated")
 
 

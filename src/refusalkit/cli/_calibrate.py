@@ -154,7 +154,7 @@ def run_cmd(
     api_key_env: Annotated[
         str | None,
         typer.Option(
-            "--api-key-env", help="Env variable with the API key [default: OPENAI_API_KEY]."
+            "--api-key-env", help="Env variable holding the API key (default: OPENAI_API_KEY)."
         ),
     ] = None,
     cache: Annotated[
@@ -335,7 +335,12 @@ def drift_cmd(
         Path, typer.Option("--baseline", help="BASELINE.json to compare with.", **_EXISTING)
     ],
     tolerance: Annotated[
-        float, typer.Option("--tolerance", min=0.0, help="Relative change allowed.")
+        float,
+        typer.Option(
+            "--tolerance",
+            min=0.0,
+            help="Change allowed: relative, or absolute when the baseline rate is 0.",
+        ),
     ] = 0.10,
     alpha: Annotated[
         float, typer.Option("--alpha", min=1e-9, max=1.0, help="McNemar significance level.")

@@ -86,6 +86,7 @@ class ToolRule:
     rule: CompiledRule
     branches: tuple[Branch, ...]
     always: bool  # no `when` at all
+    single: CondSpec | None = None  # the only condition left, when there is exactly one
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,10 +102,12 @@ class FieldGroup:
     """Rules with one indexable condition on the same field, decided together by lookups.
 
     Equivalent to checking each rule's condition in turn (``tests/decide/test_plan.py``), but a
-    path is split once and looked up, instead of being matched against every rule's glob.
+    path is split once and looked up, instead of being matched against every rule's glob. The
+    ``dir`` hits of a value depend only on its directory part (every ``dir`` key ends with
+    ``/``), so they are computed once per directory (a bounded cache).
     """
 
-    __slots__ = ("base", "dirs", "exact", "parts", "positions", "specs")
+    __slots__ = ("base", "dirs", "exact", "parts", "positions", "specs", "subs", "under")
 
     def __init__(self, parts: tuple[str, ...]) -> None:
         self.parts = parts
@@ -113,39 +116,69 @@ class FieldGroup:
         self.exact: dict[str, list[tuple[int, int]]] = {}
         self.base: dict[str, list[tuple[int, int]]] = {}
         self.dirs: dict[str, list[tuple[int, int]]] = {}
+        self.subs: dict[str, list[tuple[int, int]]] = {}
+        self.under: dict[str, list[tuple[int, int]]] = {}  # directory part → its ``dir`` hits
 
     def add(self, position: int, spec: CondSpec, index: tuple[tuple[str, str], ...]) -> None:
+        """Index a rule's condition; each key lists a rule once, with its first alternative."""
         self.positions.append(position)
         self.specs[position] = spec
-        tables = {"exact": self.exact, "base": self.base, "dir": self.dirs}
+        tables = {"exact": self.exact, "base": self.base, "dir": self.dirs, "sub": self.subs}
         for alternative, (kind, key) in enumerate(index):
-            tables[kind].setdefault(key, []).append((position, alternative))
+            listed = tables[kind].setdefault(key, [])
+            if all(p != position for p, _ in listed):
+                listed.append((position, alternative))
 
     def match(self, value: str) -> dict[int, int]:
         """Rule position → index of its first alternative that matches ``value``."""
-        found: dict[int, int] = {}
+        found: dict[int, int] | None = None
         hits = self.exact.get(value)
         if hits:
-            _merge(found, hits)
+            found = dict(hits)
+        cut = value.rfind("/") + 1
         if self.base:
-            hits = self.base.get(value[value.rfind("/") + 1 :])
+            hits = self.base.get(value[cut:])
             if hits:
-                _merge(found, hits)
-        if self.dirs:
-            dirs = self.dirs
-            slash = value.find("/")
-            while slash != -1:
-                hits = dirs.get(value[: slash + 1])
-                if hits:
-                    _merge(found, hits)
-                slash = value.find("/", slash + 1)
-        return found
+                found = dict(hits) if found is None else _merge(found, hits)
+        if cut and self.dirs:
+            head = value[:cut]
+            hits = self.under.get(head)
+            if hits is None:
+                hits = self._under(head)
+            if hits:
+                found = dict(hits) if found is None else _merge(found, hits)
+        if self.subs:
+            for literal, hits in self.subs.items():
+                if literal in value:
+                    found = dict(hits) if found is None else _merge(found, hits)
+        return found if found is not None else {}
+
+    def _under(self, head: str) -> list[tuple[int, int]]:
+        """The ``dir`` hits of a directory part (ending with ``/``): one lookup per prefix."""
+        found: dict[int, int] | None = None
+        dirs = self.dirs
+        slash = head.find("/")
+        while slash != -1:
+            hits = dirs.get(head[: slash + 1])
+            if hits:
+                found = dict(hits) if found is None else _merge(found, hits)
+            slash = head.find("/", slash + 1)
+        listed = list(found.items()) if found is not None else []
+        if len(self.under) >= _CACHE_LIMIT:
+            self.under.clear()
+        self.under[head] = listed
+        return listed
 
 
-def _merge(found: dict[int, int], hits: list[tuple[int, int]]) -> None:
+def _merge(found: dict[int, int], hits: list[tuple[int, int]]) -> dict[int, int]:
+    """``found`` with ``hits`` added, keeping each rule's lowest alternative.
+
+    (Where nothing is found yet, ``dict(hits)`` is the same: each list names a rule once.)
+    """
     for position, alternative in hits:
         if position not in found or alternative < found[position]:
             found[position] = alternative
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +269,8 @@ class RuleSet:
         if hit is not None:
             return hit
         source = self.rules if tool in self._named else self._open
+        if not source:
+            return _EMPTY_PLAN
         rules = tuple(t for t in (_specialise(r, tool) for r in source) if t is not None)
         if not rules:
             return _EMPTY_PLAN
@@ -273,7 +308,10 @@ def _specialise(rule: CompiledRule, tool: str) -> ToolRule | None:
             kept.append((conds, None))
         else:
             kept.append((tuple(c for c in conds if c is not tool_spec), (tool_spec, outcome)))
-    return ToolRule(rule, tuple(kept), always=False) if kept else None
+    if not kept:
+        return None
+    single = kept[0][0][0] if len(kept) == 1 and len(kept[0][0]) == 1 else None
+    return ToolRule(rule, tuple(kept), always=False, single=single)
 
 
 @dataclass(frozen=True, slots=True)

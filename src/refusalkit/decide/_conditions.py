@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from refusalkit.decide._glob import compile_glob
-from refusalkit.decide._regex import search_predicate
+from refusalkit.decide._regex import regex_literal, search_predicate
 
 __all__ = [
     "FALSE",
@@ -34,7 +34,8 @@ OPERATORS = ("glob", "regex", "prefix", "in", "range", "cidr", "not")
 
 Check = Callable[[Any], int]
 # Per alternative: ("exact", s) value == s; ("base", n) last path segment == n;
-# ("dir", p) value starts with p, which ends with "/". A condition whose every alternative has
+# ("dir", p) value starts with p, which ends with "/"; ("sub", t) value contains t (a regex that
+# is a plain literal). A condition whose every alternative has
 # such a key can be evaluated together with others on the same field by dictionary lookups.
 Index = tuple[tuple[str, str], ...]
 
@@ -102,6 +103,9 @@ def index_keys(op: str, items: Sequence[Any]) -> Index | None:
         keys = [("dir", item) if item.endswith("/") else None for item in items]
     elif op in ("in", "=="):
         keys = [("exact", item) if isinstance(item, str) else None for item in items]
+    elif op == "regex":
+        literals = [regex_literal(item) for item in items]
+        keys = [("sub", lit) if lit is not None else None for lit in literals]
     else:
         return None
     if not keys or any(key is None for key in keys):
@@ -157,9 +161,30 @@ def _string_op(op: str, spec: Any) -> tuple[Check, tuple[str, ...], str]:
     return _string_any(preds), tuple(f"{op} {item}" for item in items), _label(op, items)
 
 
+def _ipv4(value: str) -> int | None:
+    """A dotted-quad IPv4 address as ``ipaddress`` reads it (no leading zeros), else None."""
+    parts = value.split(".")
+    if len(parts) != 4:
+        return None
+    number = 0
+    for part in parts:
+        if not (part.isascii() and part.isdigit() and len(part) <= 3):
+            return None
+        if part[0] == "0" and len(part) > 1:
+            return None
+        octet = int(part)
+        if octet > 255:
+            return None
+        number = number << 8 | octet
+    return number
+
+
 @functools.lru_cache(maxsize=4096)
 def _ip(value: str) -> tuple[int, int] | None:
     """``(version, integer)`` of an IP address string, or None when it is not one."""
+    number = _ipv4(value)
+    if number is not None:
+        return 4, number
     try:
         addr = ipaddress.ip_address(value)
     except ValueError:

@@ -7,9 +7,10 @@ the why-trail is a keyed redaction token unless its field class is ``reveal: tru
 ``tool`` (DESIGN.md §1, Redaction).
 
 The hot path does no parsing and builds only what the Decision holds: steps whose content is
-fully determined (a stage that passed, a rule outcome with the same shown value) are built once
-and reused, redaction tokens are memoised per class and value, and records are filled slot by
-slot (``_records``).
+fully determined (a stage that passed, a rule outcome on the same value) are built once and
+reused, so a repeated value costs no HMAC; rules on one field share the token of its value; and
+records are filled slot by slot (``_records``). All caches are bounded and hold only complete,
+immutable values, so threads may share a decision point.
 """
 
 # ruff: noqa: FBT003 (WhyStep's booleans are passed positionally on the hot path)
@@ -28,9 +29,9 @@ import refusalkit
 from refusalkit.decide._attest import Attestor
 from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, Plan, ToolRule
 from refusalkit.decide._conditions import FALSE, UNKNOWN
-from refusalkit.decide._fast import Clock, FastMac, canonical_bytes, fast_uuid7
+from refusalkit.decide._fast import FastMac, canonical_bytes, stamp
 from refusalkit.decide._pack import Pack
-from refusalkit.decide._records import make_decision, make_step
+from refusalkit.decide._records import make_decision, make_step, make_subject
 from refusalkit.decide._trail import MESSAGES, STAGE_CODES, failure_step, format_args_path
 from refusalkit.errors import RequestError
 from refusalkit.keyring import Keyring
@@ -50,6 +51,7 @@ __all__ = ["DecisionPoint"]
 log = logging.getLogger("refusalkit.decide")
 
 _MISSING: Any = object()
+_clock = time.perf_counter
 _EMPTY: Mapping[str, Any] = {}
 _CACHE_LIMIT = 4096
 _ATTESTATION_CLASS = "attestation-token"
@@ -124,8 +126,45 @@ def _eval_rule(request: Mapping[str, Any], tool: str, rule: ToolRule) -> tuple[i
     return -1, false
 
 
-def _first(hit: tuple[int, int, Witness]) -> int:
-    return hit[0]
+def _grouped_hits(request: Mapping[str, Any], plan: Plan) -> list[tuple[int, int, Witness]]:
+    """Rules decided by lookups: true ones with their alternative; unknown for a non-string."""
+    hits: list[tuple[int, int, Witness]] = []
+    for group in plan.groups:
+        value = _lookup(request, group.parts)
+        specs = group.specs
+        if type(value) is str:
+            for position, alternative in group.match(value).items():
+                hits.append((position, 1, (specs[position], value, alternative)))
+        else:  # a string test on a non-string (or missing) value is unknown
+            hits.extend((p, 0, (specs[p], value, UNKNOWN)) for p in group.positions)
+    return hits
+
+
+def _generic_hits(
+    request: Mapping[str, Any],
+    tool: str,
+    plan: Plan,
+    trail: list[WhyStep | None],
+    hits: list[tuple[int, int, Witness]],
+) -> None:
+    """Rules checked one by one: a false one gets its fixed step, the others are hits."""
+    rules = plan.rules
+    for position in plan.generic:
+        rule = rules[position]
+        spec = rule.single
+        if spec is not None:  # one condition: _eval_rule's result, without its loops
+            value = _lookup(request, spec.parts)
+            outcome = UNKNOWN if value is _MISSING else spec.cond.check(value)
+            if outcome == FALSE:
+                trail[position] = plan.false_steps[spec]
+            else:
+                hits.append((position, 0 if outcome == UNKNOWN else 1, (spec, value, outcome)))
+            continue
+        state, witness = _eval_rule(request, tool, rule)
+        if state == -1 and witness is not None:
+            trail[position] = plan.false_steps[witness[0]]
+        else:
+            hits.append((position, state, witness))
 
 
 def _request_parts(request: Any) -> tuple[str, Mapping[str, Any], Mapping[str, Any]]:
@@ -150,12 +189,13 @@ class DecisionPoint:
 
     __slots__ = (
         "_attestor",
-        "_clock",
         "_compiled",
         "_deadline",
         "_deadline_ms",
+        "_default_steps",
         "_engine",
         "_has_stages",
+        "_last_token",
         "_policy",
         "_redactor",
         "_steps",
@@ -184,18 +224,30 @@ class DecisionPoint:
         self._tokens: dict[str, dict[str, str]] = {}
         self._subjects: dict[tuple[Any, Any], Subject] = {}
         self._steps: dict[Any, WhyStep] = {}
-        self._clock = Clock()
+        self._last_token = ("", "", "")
+        effect = compiled.default.value
+        self._default_steps = tuple(
+            make_step("@default", effect, True, decisive, test="no rule matched")
+            for decisive in (False, True)
+        )
 
     # -- public -------------------------------------------------------------------------------
 
     def decide(self, request: Any) -> Decision:
         """Decide one request (a parsed JSON object). Never raises."""
-        return self._guarded(request, time.perf_counter(), None)
+        start = _clock()
+        try:
+            decision = self._decide(request)
+        except Exception as exc:  # noqa: BLE001 (fail closed: any error is a decision)
+            return self._error(request, exc, None)
+        if _clock() - start > self._deadline:
+            return self._overrun(request, decision, None)
+        return decision
 
     def decide_line(self, line: str | bytes, *, line_number: int | None = None) -> Decision:
         """Decide one JSONL line; a line that is not JSON is decided ``unavailable`` too."""
-        start = time.perf_counter()
-        where = f"line {line_number}: " if line_number is not None else ""
+        start = _clock()
+        where = _where(line_number)
         try:
             text = line.decode("utf-8") if isinstance(line, bytes | bytearray) else line
             text = text.rstrip("\r\n")
@@ -210,21 +262,35 @@ class DecisionPoint:
     # -- the decision -------------------------------------------------------------------------
 
     def _guarded(self, request: Any, start: float, line_number: int | None) -> Decision:
-        where = f"line {line_number}: " if line_number is not None else ""
         try:
             decision = self._decide(request)
-        except RequestError as exc:
-            return self._failed(request, f"{where}malformed request: {exc.message}")
         except Exception as exc:  # noqa: BLE001 (fail closed: any error is a decision)
-            log.warning("decision failed closed: %s", type(exc).__name__)
-            return self._failed(request, f"{where}internal error ({type(exc).__name__})")
-        if time.perf_counter() - start > self._deadline:
-            problem = f"{where}deadline of {self._deadline_ms:g} ms exceeded"
-            return self._failed(request, problem, steps=decision.why_trail)
+            return self._error(request, exc, line_number)
+        if _clock() - start > self._deadline:
+            return self._overrun(request, decision, line_number)
         return decision
 
+    def _error(self, request: Any, exc: Exception, line_number: int | None) -> Decision:
+        if isinstance(exc, RequestError):
+            problem = f"{_where(line_number)}malformed request: {exc.message}"
+            return self._failed(request, problem)
+        log.warning("decision failed closed: %s", type(exc).__name__)
+        problem = f"{_where(line_number)}internal error ({type(exc).__name__})"
+        return self._failed(request, problem)
+
+    def _overrun(self, request: Any, decision: Decision, line_number: int | None) -> Decision:
+        problem = f"{_where(line_number)}deadline of {self._deadline_ms:g} ms exceeded"
+        return self._failed(request, problem, steps=decision.why_trail)
+
     def _decide(self, request: Any) -> Decision:
-        tool, args, caller = _request_parts(request)
+        if type(request) is dict:  # the common shape, checked inline; anything else is parsed
+            tool = request.get("tool")
+            args = request.get("args", _EMPTY)
+            caller = request.get("caller", _EMPTY)
+            if type(tool) is not str or type(args) is not dict or type(caller) is not dict:
+                tool, args, caller = _request_parts(request)
+        else:
+            tool, args, caller = _request_parts(request)
         digest = self._redactor.digest(canonical_bytes(request))
         subject = self._subject(caller.get("agent"), caller.get("session"))
         steps: list[WhyStep] = []
@@ -236,8 +302,9 @@ class DecisionPoint:
             rule = refusal.rule
             action, code = STAGE_CODES.get(rule, (_DENY, ReasonCode.INPUT_REJECTED))
             message = refusal.message or MESSAGES.get(rule, MESSAGES["filter"])
+        decision_id, decided_at = stamp()
         return make_decision(
-            fast_uuid7(),
+            decision_id,
             action,
             code,
             rule,
@@ -247,7 +314,7 @@ class DecisionPoint:
             self._engine,
             subject,
             digest,
-            self._clock.now(),
+            decided_at,
         )
 
     def _stages(
@@ -377,20 +444,15 @@ class DecisionPoint:
     def _rules(self, request: Mapping[str, Any], tool: str, steps: list[WhyStep]) -> Outcome:
         plan = self._compiled.rules.for_tool(tool)
         if not plan.rules:  # no rule can apply to this tool (an unknown tool, say)
-            outcome = self._outcome(None, None)
-            steps.append(self._default_step(decisive=True))
-            return outcome
+            steps.append(self._default_steps[True])
+            return self._outcome(None, None)
         trail = list(plan.template)
-        hits = self._grouped_hits(request, plan)
+        hits = _grouped_hits(request, plan) if plan.groups else []
         rules = plan.rules
-        for position in plan.generic:
-            state, witness = _eval_rule(request, tool, rules[position])
-            if state == -1 and witness is not None:
-                trail[position] = plan.false_steps[witness[0]]
-            else:
-                hits.append((position, state, witness))
+        if plan.generic:
+            _generic_hits(request, tool, plan, trail, hits)
         if len(hits) > 1:
-            hits.sort(key=_first)
+            hits.sort()  # positions are distinct, so only they are compared
         best: ToolRule | None = None
         audit: ToolRule | None = None
         matched_hits: list[tuple[int, bool, Witness]] = []
@@ -415,22 +477,8 @@ class DecisionPoint:
             )
         steps.extend(cast("list[WhyStep]", trail))  # every position is filled by now
         if best is None:
-            steps.append(self._default_step(decisive=decisive == "@default"))
+            steps.append(self._default_steps[decisive == "@default"])
         return outcome
-
-    @staticmethod
-    def _grouped_hits(request: Mapping[str, Any], plan: Plan) -> list[tuple[int, int, Witness]]:
-        """Rules decided by lookups: true ones with their alternative; unknown for a non-string."""
-        hits: list[tuple[int, int, Witness]] = []
-        for group in plan.groups:
-            value = _lookup(request, group.parts)
-            specs = group.specs
-            if type(value) is str:
-                for position, alternative in group.match(value).items():
-                    hits.append((position, 1, (specs[position], value, alternative)))
-            else:
-                hits.extend((p, 0, (specs[p], value, UNKNOWN)) for p in group.positions)
-        return hits
 
     def _outcome(self, best: ToolRule | None, audit: ToolRule | None) -> Outcome:
         if best is not None and best.rule.severity >= 2:
@@ -444,15 +492,6 @@ class DecisionPoint:
         if best is not None:
             return _ALLOW, None, best.rule.id, best.rule.message
         return _ALLOW, None, "@default", None
-
-    def _default_step(self, *, decisive: bool) -> WhyStep:
-        key = ("@default", decisive)
-        step = self._steps.get(key)
-        if step is None:
-            effect = self._compiled.default.value
-            step = make_step("@default", effect, True, decisive, test="no rule matched")
-            self._remember(key, step)
-        return step
 
     # -- trail values -------------------------------------------------------------------------
 
@@ -468,6 +507,29 @@ class DecisionPoint:
                 self._remember(key, step)
             return step
         spec, value, outcome = witness
+        if type(value) is str:  # keyed by the value itself: a repeat needs no HMAC at all
+            key = (spec, outcome, matched, decisive, value)
+            cache = self._steps
+            step = cache.get(key)
+            if step is None:
+                text = value if spec.reveal else self._value_token(spec.field_class, value)
+                cond = spec.cond
+                test = cond.tests[outcome] if outcome >= 0 else cond.test_false
+                step = make_step(
+                    rule,
+                    effect,
+                    matched,
+                    decisive,
+                    spec.path,
+                    spec.field_class,
+                    text,
+                    test,
+                    outcome == UNKNOWN,
+                )
+                if len(cache) >= _CACHE_LIMIT:
+                    cache.clear()
+                cache[key] = step
+            return step
         missing = value is _MISSING
         if missing:
             shown = None
@@ -491,6 +553,15 @@ class DecisionPoint:
             )
             self._remember(key, step)
         return step
+
+    def _value_token(self, field_class: str, value: str) -> str:
+        """The token of a string value; remembers the last one (rules on one field share it)."""
+        last = self._last_token
+        if last[1] is value and last[0] == field_class:
+            return last[2]
+        token = self._redactor.token(field_class, value)
+        self._last_token = (field_class, value, token)  # replaced whole: safe between threads
+        return token
 
     def _token(self, field_class: str, value: Any) -> str:
         """The redaction token of ``value`` in ``field_class`` (memoised for strings)."""
@@ -516,7 +587,7 @@ class DecisionPoint:
         key = (agent if type(agent) is str else None, session if type(session) is str else None)
         subject = self._subjects.get(key)
         if subject is None:
-            subject = Subject(*key)
+            subject = make_subject(*key)
             if len(self._subjects) >= _CACHE_LIMIT:
                 self._subjects.clear()
             self._subjects[key] = subject
@@ -549,8 +620,9 @@ class DecisionPoint:
         except Exception:  # noqa: BLE001, S110 (a request that cannot be read has no subject)
             pass
         earlier = tuple(replace(s, decisive=False) for s in steps)
+        decision_id, decided_at = stamp()
         return Decision(
-            fast_uuid7(),
+            decision_id,
             Action.DENY,
             ReasonCode.UNAVAILABLE,
             "@unavailable",
@@ -560,8 +632,12 @@ class DecisionPoint:
             self._engine,
             self._subject(agent, session),
             digest,
-            self._clock.now(),
+            decided_at,
         )
+
+
+def _where(line_number: int | None) -> str:
+    return f"line {line_number}: " if line_number is not None else ""
 
 
 def _no_constant(name: str) -> Any:

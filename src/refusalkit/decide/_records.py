@@ -3,12 +3,14 @@
 The model's records are frozen dataclasses whose ``__init__`` sets each field through
 ``object.__setattr__`` and then validates. The engine builds records whose invariants hold by
 construction (a refusal always carries a reason code, an allow never does), so it fills the
-slots directly: the result is an ordinary ``Decision``/``WhyStep``, equal to one built by
-``__init__`` (``tests/decide/test_records.py`` checks this).
+slots directly through their descriptors: the result is an ordinary ``Decision``/``WhyStep``,
+equal to one built by ``__init__`` (``tests/decide/test_records.py`` checks this).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import fields
 from typing import Any
 
 from refusalkit.model import (
@@ -23,10 +25,41 @@ from refusalkit.model import (
     WhyStep,
 )
 
-__all__ = ["make_decision", "make_step"]
+__all__ = ["make_decision", "make_step", "make_subject"]
 
 _new = object.__new__
-_set = object.__setattr__
+
+
+def _setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any], None], ...]:
+    """The slot descriptors' ``__set__`` of ``names``; refuses a class whose fields differ."""
+    declared = tuple(f.name for f in fields(cls))
+    if sorted(declared) != sorted(names):  # pragma: no cover (the model changed: update here)
+        raise RuntimeError(f"{cls.__name__} fields are {declared}, expected {names}")
+    return tuple(vars(cls)[name].__set__ for name in names)
+
+
+(_s_rule, _s_effect, _s_matched, _s_decisive, _s_field, _s_class, _s_value, _s_test,
+ _s_missing, _s_detail) = _setters(WhyStep, (
+    "rule", "effect", "matched", "decisive", "field", "field_class", "value", "test", "missing",
+    "detail",
+))  # fmt: skip
+
+(_d_id, _d_action, _d_code, _d_rule, _d_message, _d_trail, _d_policy, _d_engine, _d_subject,
+ _d_digest, _d_at, _d_version, _d_schema) = _setters(Decision, (
+    "decision_id", "action", "reason_code", "matched_rule", "message", "why_trail", "policy",
+    "engine", "subject", "request_digest", "decided_at", "reason_codes_version", "schema",
+))  # fmt: skip
+
+
+_sub_agent, _sub_session = _setters(Subject, ("agent", "session"))
+
+
+def make_subject(agent: str | None, session: str | None) -> Subject:
+    """A ``Subject`` (same result as ``Subject(agent, session)``)."""
+    subject: Any = _new(Subject)
+    _sub_agent(subject, agent)
+    _sub_session(subject, session)
+    return subject  # type: ignore[no-any-return]
 
 
 def make_step(  # noqa: PLR0917 (mirrors WhyStep's positional fields)
@@ -43,16 +76,16 @@ def make_step(  # noqa: PLR0917 (mirrors WhyStep's positional fields)
 ) -> WhyStep:
     """A ``WhyStep`` with the given fields (same result as ``WhyStep(...)``)."""
     step: Any = _new(WhyStep)
-    _set(step, "rule", rule)
-    _set(step, "effect", effect)
-    _set(step, "matched", matched)
-    _set(step, "decisive", decisive)
-    _set(step, "field", field)
-    _set(step, "field_class", field_class)
-    _set(step, "value", value)
-    _set(step, "test", test)
-    _set(step, "missing", missing)
-    _set(step, "detail", detail)
+    _s_rule(step, rule)
+    _s_effect(step, effect)
+    _s_matched(step, matched)
+    _s_decisive(step, decisive)
+    _s_field(step, field)
+    _s_class(step, field_class)
+    _s_value(step, value)
+    _s_test(step, test)
+    _s_missing(step, missing)
+    _s_detail(step, detail)
     return step  # type: ignore[no-any-return]
 
 
@@ -71,17 +104,17 @@ def make_decision(  # noqa: PLR0917 (mirrors Decision's positional fields)
 ) -> Decision:
     """A ``Decision`` (same result as ``Decision(...)``; the engine guarantees its invariants)."""
     out: Any = _new(Decision)
-    _set(out, "decision_id", decision_id)
-    _set(out, "action", action)
-    _set(out, "reason_code", reason_code)
-    _set(out, "matched_rule", matched_rule)
-    _set(out, "message", message)
-    _set(out, "why_trail", why_trail)
-    _set(out, "policy", policy)
-    _set(out, "engine", engine)
-    _set(out, "subject", subject)
-    _set(out, "request_digest", request_digest)
-    _set(out, "decided_at", decided_at)
-    _set(out, "reason_codes_version", REASON_CODES_VERSION)
-    _set(out, "schema", DECISION_SCHEMA)
+    _d_id(out, decision_id)
+    _d_action(out, action)
+    _d_code(out, reason_code)
+    _d_rule(out, matched_rule)
+    _d_message(out, message)
+    _d_trail(out, why_trail)
+    _d_policy(out, policy)
+    _d_engine(out, engine)
+    _d_subject(out, subject)
+    _d_digest(out, request_digest)
+    _d_at(out, decided_at)
+    _d_version(out, REASON_CODES_VERSION)
+    _d_schema(out, DECISION_SCHEMA)
     return out  # type: ignore[no-any-return]

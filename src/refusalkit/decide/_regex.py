@@ -11,12 +11,13 @@ mandatory groups, repeats with a minimum of one, and alternations where every br
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Callable
 from typing import Any
 
 import re2
 
-__all__ = ["re2_compile", "required_literals", "search_predicate"]
+__all__ = ["re2_compile", "regex_literal", "required_literals", "search_predicate"]
 
 _UNANCHORED = re2._Anchor.UNANCHORED
 _ANCHOR_BOTH = re2._Anchor.ANCHOR_BOTH
@@ -78,11 +79,44 @@ def required_literals(pattern: str) -> Requirement | None:
     return best if best else None
 
 
+# Escapes that both RE2 and Python read as the escaped character itself.
+_LITERAL_ESCAPES = frozenset(string.punctuation + " \t\n\r\x0b\x0c")
+
+
+def regex_literal(pattern: str) -> str | None:
+    """The text that ``pattern`` matches exactly when it is a plain literal, else None.
+
+    Conservative: every backslash escapes ASCII punctuation or whitespace (never a letter or
+    digit, where RE2 and Python differ), no flags, and Python parses nothing but literals. An
+    unanchored search for such a pattern is a substring test (UTF-8 is self-synchronising).
+    """
+    if _parser is None or _constants is None:
+        return None
+    slash = pattern.find("\\")
+    while slash != -1:
+        if pattern[slash + 1 : slash + 2] not in _LITERAL_ESCAPES:
+            return None
+        slash = pattern.find("\\", slash + 2)
+    try:
+        parsed = _parser.parse(pattern)
+    except Exception:  # noqa: BLE001 (not a pattern Python reads: not a literal either)
+        return None
+    if parsed.state.flags & ~_constants.SRE_FLAG_UNICODE:
+        return None
+    items = list(parsed)
+    if any(op is not _constants.LITERAL for op, _ in items):
+        return None
+    return "".join(chr(arg) for _, arg in items)
+
+
 def search_predicate(pattern: str, *, anchored: bool = False) -> Callable[[str], bool]:
     """A predicate: does RE2 ``pattern`` match somewhere in the value (or all of it)?"""
     regex = re2_compile(pattern)
     match = regex._regexp.Match
     anchor = _ANCHOR_BOTH if anchored else _UNANCHORED
+    literal = None if anchored else regex_literal(pattern)
+    if literal is not None:
+        return _contains(literal) if literal else _always
     required = required_literals(pattern)
 
     def search(value: str) -> bool:
@@ -97,3 +131,11 @@ def search_predicate(pattern: str, *, anchored: bool = False) -> Callable[[str],
         return lambda value: literal in value and search(value)
     literals = tuple(required)
     return lambda value: any(lit in value for lit in literals) and search(value)
+
+
+def _always(_value: str) -> bool:
+    return True
+
+
+def _contains(literal: str) -> Callable[[str], bool]:
+    return lambda value: literal in value

@@ -59,8 +59,8 @@ def export_bundle(journal: Journal, out: str | Path) -> Path:
             text = ",".join(json.dumps(base64.b64encode(e).decode("ascii")) for e in chunk)
             handle.write(("," if start else "") + text)
         handle.write('], "leaf_hashes": [')
-        leaves = (h.hex() for _, h in journal.store.iter_level(0))
-        handle.write(",".join(f'"{h}"' for h, _ in zip(leaves, range(size), strict=False)))
+        leaves = ((h or b"").hex() for _, _, h, _ in journal.store.iter_entries(0, size))
+        handle.write(",".join(f'"{h}"' for h in leaves))
         handle.write("]}\n")
     return target
 
@@ -115,12 +115,13 @@ def verify_bundle(
     try:
         keys = list(trusted) if trusted else [NoteVerifier.parse(v) for v in data["verifier_keys"]]
         entries = list(_entries(data))
+        leaves = dict(_leaf_hashes(data))
         source = LogSource(
             size=int(data["size"]),
-            entries=entries,
+            entries=[(i, entry, leaves.get(i), None) for i, entry in entries],
             extra_entries=max(0, len(entries) - int(data["size"])),
-            levels=lambda level: _leaf_hashes(data) if level == 0 else None,
             checkpoints=[str(n) for n in data["checkpoints"]],
+            stored_nodes=False,
         )
         report = verify_log(source, str(data["origin"]), keys)
         roots = {

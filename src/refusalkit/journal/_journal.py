@@ -106,7 +106,7 @@ def _records_to_rows(records: Iterable[Mapping[str, Any]]) -> list[EntryRow]:
             data = canonical_bytes(plain)
         except (ValueError, TypeError) as exc:
             raise UsageError(f"record {number} has no RFC 8785 form: {exc}") from exc
-        rows.append(EntryRow(data, sha256(b"\x00" + data).digest(), index_fields(plain)))
+        rows.append((data, sha256(b"\x00" + data).digest(), *index_fields(plain)))
     return rows
 
 
@@ -345,7 +345,6 @@ class Journal:
             size=size,
             entries=self._store.iter_entries(0, size),
             extra_entries=max(0, count - after, top + 1 - after),
-            levels=self._store.iter_level,
             checkpoints=checkpoints,
             progress=progress,
         )

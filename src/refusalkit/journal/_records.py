@@ -8,8 +8,7 @@ other record kinds give what they have (a nested ``decision`` counts, as in a ch
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 __all__ = ["FIELDS", "EntryRow", "index_fields"]
 
@@ -17,13 +16,10 @@ FIELDS = ("schema", "action", "reason_code", "matched_rule", "agent", "session",
 _TIME_KEYS = ("decided_at", "at", "timestamp", "created_at", "finished_at", "started_at")
 
 
-@dataclass(frozen=True, slots=True)
-class EntryRow:
-    """One entry ready to store: its bytes, its leaf hash and its index columns (``FIELDS``)."""
-
-    data: bytes
-    leaf: bytes
-    fields: tuple[str | None, ...]
+EntryRow = tuple[Any, ...]
+"""One entry ready to store: ``(data, leaf, *FIELDS)``, its RFC 8785 bytes, its leaf hash and its
+index columns. A plain tuple, not a dataclass: appends build one per record (a frozen dataclass
+costs ~0.4 µs each) and stores pass it to the database driver as it is."""
 
 
 def _text(value: Any) -> str | None:
@@ -38,22 +34,32 @@ def _first(record: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
     return None
 
 
+def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def index_fields(record: Mapping[str, Any]) -> tuple[str | None, ...]:
-    """The ``FIELDS`` of a record, each a string or None."""
+    """The ``FIELDS`` of a record, each a string or None (type checks inline: one call a record)."""
     get = record.get
     decision = get("decision")
-    if isinstance(decision, Mapping):
+    if decision is not None and _is_mapping(decision):
         return _nested_fields(record, decision)
     subject = get("subject")
-    who = subject if isinstance(subject, Mapping) else record
-    at = get("decided_at")
+    who = subject if _is_mapping(subject) else record
+    schema, action, reason, rule = (
+        get("schema"),
+        get("action"),
+        get("reason_code"),
+        get("matched_rule"),
+    )
+    agent, session, at = who.get("agent"), who.get("session"), get("decided_at")
     return (
-        _text(get("schema")),
-        _text(get("action")),
-        _text(get("reason_code")),
-        _text(get("matched_rule")),
-        _text(who.get("agent")),
-        _text(who.get("session")),
+        schema if type(schema) is str else None,
+        action if type(action) is str else None,
+        reason if type(reason) is str else None,
+        rule if type(rule) is str else None,
+        agent if type(agent) is str else None,
+        session if type(session) is str else None,
         at if type(at) is str else _first(record, _TIME_KEYS),
     )
 

@@ -1,10 +1,13 @@
 """The store interface behind a journal, and what every store shares (DESIGN.md §3).
 
-A store keeps four things: the entries (bytes, leaf hash and index columns), the hashes of the
-perfect subtrees above the leaves keyed by ``(level, index)`` (written on append, so a proof reads
-O(log n) nodes), the head size, and the signed checkpoints. Appends lock the head, extend the tree
-from the stored frontier and commit entries, nodes and head in one transaction: gapless,
-race-free, durable.
+A store keeps three things: one row per entry, the head size, and the signed checkpoints. An entry
+row holds the entry's bytes, its RFC 9162 leaf hash, its index columns, and the hashes of the
+perfect subtrees that this leaf completes (a leaf at position ``p`` completes one node per trailing
+1 bit of ``p``, so one node per entry on average; node ``(level, index)`` lives in the row of its
+last leaf, ``node_row``). So every node of the tree is stored, a proof reads O(log n) rows, and an
+append writes nothing but its entry rows and the head: no separate node table to grow in the
+middle. Appends lock the head, extend the tree from the frontier and commit entries and head in
+one transaction: gapless, race-free, durable.
 """
 
 from __future__ import annotations
@@ -12,54 +15,65 @@ from __future__ import annotations
 import abc
 import hashlib
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from refusalkit.journal._records import EntryRow
-from refusalkit.journal._tree import Node
+from refusalkit.journal._tree import HASH_SIZE, Node
 
-__all__ = ["JOURNAL_FORMAT", "Query", "Store", "node_key", "plan_nodes"]
+__all__ = ["JOURNAL_FORMAT", "Query", "Store", "StoredRow", "node_row", "pick_nodes", "plan_nodes"]
 
 JOURNAL_FORMAT = "refusalkit.journal/v1"
-_LEVEL_SHIFT = 48  # node key = level << 48 | index: one integer primary key, ordered by level
 CHUNK = 4096
 
-
-def node_key(level: int, index: int) -> int:
-    """The integer key of node ``(level, index)``."""
-    return (level << _LEVEL_SHIFT) | index
+StoredRow = tuple[int, bytes, bytes | None, bytes | None]
+"""``(index, entry bytes, stored leaf hash, stored node hashes)`` of one entry row."""
 
 
-def key_node(key: int) -> Node:
-    """The ``(level, index)`` of an integer node key."""
-    return key >> _LEVEL_SHIFT, key & ((1 << _LEVEL_SHIFT) - 1)
+def node_row(level: int, index: int) -> int:
+    """The entry index whose row stores node ``(level, index)``: the node's last leaf."""
+    return ((index + 1) << level) - 1
 
 
-def level_bounds(level: int) -> tuple[int, int]:
-    """The key range ``[lo, hi)`` of one tree level."""
-    return node_key(level, 0), node_key(level + 1, 0)
+def plan_nodes(size: int, frontier: Sequence[bytes], leaves: Sequence[bytes]) -> list[bytes | None]:
+    """For each of ``leaves`` appended to a tree of ``size`` leaves, the hashes of the nodes it
+    completes, levels 1 and up, concatenated (None when it completes none).
 
-
-def plan_nodes(
-    size: int, frontier: Sequence[bytes], leaves: Sequence[bytes]
-) -> list[tuple[int, bytes]]:
-    """The ``(key, hash)`` rows completed by appending ``leaves`` to a tree of ``size`` leaves.
-
-    ``frontier`` holds the hashes of ``frontier_nodes(size)`` (largest first). Leaves (level 0)
-    are not in the rows: stores keep them with their entries. The leaf at position ``pos``
-    completes one node per trailing 1 bit of ``pos`` (RFC 9162 §2.1.1 structure).
+    ``frontier`` holds the hashes of ``frontier_nodes(size)`` (largest first). RFC 9162 §2.1.1:
+    the leaf at position ``pos`` completes one node per trailing 1 bit of ``pos``.
     """
-    stack, rows, sha256 = list(frontier), [], hashlib.sha256
-    for pos, leaf in enumerate(leaves, start=size):
-        digest, level, rest = leaf, 0, pos
+    stack, sha256 = list(frontier), hashlib.sha256
+    out: list[bytes | None] = []
+    for position, leaf in enumerate(leaves, start=size):
+        if not position & 1:
+            stack.append(leaf)
+            out.append(None)
+            continue
+        digest, made, rest = leaf, [], position
         while rest & 1:
             digest = sha256(b"\x01" + stack.pop() + digest).digest()
-            level += 1
+            made.append(digest)
             rest >>= 1
-            rows.append(((level << _LEVEL_SHIFT) | rest, digest))
         stack.append(digest)
-    return rows
+        out.append(b"".join(made))
+    return out
+
+
+def pick_nodes(
+    wanted: Sequence[Node], rows: Mapping[int, tuple[bytes | None, bytes | None]]
+) -> dict[Node, bytes]:
+    """The hashes of ``wanted`` nodes out of entry rows ``{index: (leaf, node hashes)}`` read at
+    ``node_row`` of each; a node whose hash is not there is left out."""
+    found: dict[Node, bytes] = {}
+    for level, index in wanted:
+        row = rows.get(node_row(level, index))
+        if row is None:
+            continue
+        digest = row[0] if level == 0 else (row[1] or b"")[(level - 1) * HASH_SIZE :][:HASH_SIZE]
+        if digest is not None and len(digest) == HASH_SIZE:
+            found[level, index] = bytes(digest)
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,12 +144,8 @@ class Store(abc.ABC):
         """Stored ``(index, bytes)`` rows with ``start <= index < end``, in index order."""
 
     @abc.abstractmethod
-    def entries_page(self, start: int, limit: int) -> list[tuple[int, bytes]]:
-        """At most ``limit`` stored ``(index, bytes)`` rows with index >= ``start``, in order."""
-
-    @abc.abstractmethod
-    def level(self, level: int, start: int, limit: int) -> list[tuple[int, bytes]]:
-        """Stored ``(index, hash)`` nodes of one level from ``start``, at most ``limit``."""
+    def entries_page(self, start: int, limit: int) -> list[StoredRow]:
+        """At most ``limit`` stored rows with index >= ``start``, in index order."""
 
     @abc.abstractmethod
     def entry_count(self) -> tuple[int, int]:
@@ -165,7 +175,7 @@ class Store(abc.ABC):
     def close(self) -> None:
         """Release the connection."""
 
-    def iter_entries(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes]]:
+    def iter_entries(self, start: int = 0, stop: int | None = None) -> Iterator[StoredRow]:
         """Stored entry rows with ``start <= index < stop``, in index order, read in chunks."""
         while True:
             rows = self.entries_page(start, CHUNK)
@@ -175,14 +185,4 @@ class Store(abc.ABC):
                 if stop is not None and row[0] >= stop:
                     return
                 yield row
-            start = rows[-1][0] + 1
-
-    def iter_level(self, level: int) -> Iterator[tuple[int, bytes]]:
-        """Every stored node of one level, in index order, read in chunks."""
-        start = 0
-        while True:
-            rows = self.level(level, start, CHUNK)
-            if not rows:
-                return
-            yield from rows
             start = rows[-1][0] + 1

@@ -1,15 +1,19 @@
-"""Full verification of a log: recompute the RFC 9162 tree from the entries, check every signed
-checkpoint against it, and check consistency between successive checkpoints (DESIGN.md §3).
+"""Full verification of a log: recompute the RFC 9162 tree from the entries, check every stored
+leaf and node hash and every signed checkpoint against it, and check consistency between
+successive checkpoints (DESIGN.md §3).
 
-Works from any source of entries, stored nodes and checkpoints (a live store or an exported
-bundle). Failures are collected and the one with the smallest entry index is raised, so the
-reported ``VerificationError.index`` is the first index from which the log cannot be trusted.
+Works from any source of entry rows and checkpoints (a live store or an exported bundle), in one
+pass over the entries. Failures are collected and the one with the smallest entry index is
+raised, so the reported ``VerificationError.index`` is the first index from which the log cannot
+be trusted.
 """
 
 from __future__ import annotations
 
+import hashlib
+import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,10 +22,9 @@ from refusalkit.journal._checkpoint import Checkpoint, open_checkpoint
 from refusalkit.journal._note import NoteVerifier
 from refusalkit.journal._tree import (
     EMPTY_ROOT,
+    HASH_SIZE,
     consistency_ranges,
     frontier_nodes,
-    leaf_hash,
-    node_hash,
     range_nodes,
     root_from_frontier,
     verify_consistency,
@@ -60,13 +63,18 @@ class VerifyReport:
 
 @dataclass(slots=True)
 class LogSource:
-    """Where a log's parts come from: entry rows, stored nodes by level, and checkpoints."""
+    """Where a log's parts come from: entry rows and checkpoints.
+
+    ``entries`` yields ``(index, entry bytes, stored leaf hash, stored node hashes)`` in index
+    order (see ``refusalkit.journal._store``); ``stored_nodes`` says whether the source keeps
+    node hashes at all (a store does; a bundle has only leaf hashes).
+    """
 
     size: int
-    entries: Iterable[tuple[int, bytes]]
+    entries: Iterable[tuple[int, bytes, bytes | None, bytes | None]]
     extra_entries: int
-    levels: Callable[[int], Iterator[tuple[int, bytes]] | None] | None
     checkpoints: Sequence[str]
+    stored_nodes: bool = True
     progress: Callable[[int], None] | None = None
 
 
@@ -86,14 +94,36 @@ class _Issues:
             raise VerificationError(f"{message}{more}", index=index)
 
 
-def _leaves(source: LogSource, issues: _Issues) -> list[bytes]:
-    """Leaf hashes of the contiguous, well-ordered prefix of entries; notes the first gap."""
-    leaves: list[bytes] = []
-    for index, data in source.entries:
+def _scan(source: LogSource, issues: _Issues) -> list[list[bytes]]:
+    """Hash the contiguous prefix of entries into every tree level (RFC 9162 §2.1.1), checking
+    each stored leaf hash and stored node hash as its node completes; notes the first gap.
+
+    A stored hash is compared only while every leaf under it lies before the first problem found
+    so far, so a bad entry is named by its own index and not by a node above it. (Hashing is
+    inlined: this loop runs once per entry of the log.)
+    """
+    levels: list[list[bytes]] = [[]]
+    leaves, good, nodes, sha256 = levels[0], sys.maxsize, source.stored_nodes, hashlib.sha256
+    for index, data, stored_leaf, stored in source.entries:
         if index != len(leaves):
             issues.add(len(leaves), f"entry {len(leaves)} is missing or out of place")
-            return leaves
-        leaves.append(leaf_hash(data))
+            break
+        digest = sha256(b"\x00" + data).digest()
+        leaves.append(digest)
+        if stored_leaf != digest and index < good:
+            issues.add(index, _node_problem(0, index))
+            good = index
+        if index & 1:
+            level, pos, made = 0, index, []
+            while pos & 1:
+                digest = sha256(b"\x01" + levels[level][pos - 1] + digest).digest()
+                level, pos = level + 1, pos >> 1
+                if len(levels) == level:
+                    levels.append([])
+                levels[level].append(digest)
+                made.append(digest)
+            if nodes and index < good and b"".join(made) != stored:
+                good = _bad_node(index, made, stored, issues)
         if source.progress and not index % 4096:
             source.progress(index)
     if len(leaves) < source.size:
@@ -102,43 +132,20 @@ def _leaves(source: LogSource, issues: _Issues) -> list[bytes]:
         issues.add(
             source.size, f"{source.extra_entries} entries lie beyond the head size {source.size}"
         )
-    return leaves
-
-
-def _build_levels(leaves: list[bytes]) -> list[list[bytes]]:
-    levels = [leaves]
-    while len(levels[-1]) > 1:
-        below = levels[-1]
-        levels.append([node_hash(below[i], below[i + 1]) for i in range(0, len(below) - 1, 2)])
     return levels
 
 
-def _first_stored_mismatch(
-    stored: Iterator[tuple[int, bytes]], hashes: list[bytes], limit: int
-) -> int:
-    """The first index below ``limit`` whose stored hash is missing or differs, else ``limit``."""
-    expected = 0
-    for index, digest in stored:
-        if expected >= limit or index != expected or digest != hashes[index]:
-            break
-        expected += 1
-    return min(expected, limit)
-
-
-def _compare_stored(source: LogSource, levels: list[list[bytes]], issues: _Issues) -> None:
-    """Stored leaf hashes must equal the entries' (a mismatch names the entry); stored upper
-    nodes over entries before the first bad one must equal the recomputed ones."""
-    if source.levels is None:
-        return
-    good = len(levels[0])
-    for level, hashes in enumerate(levels):
-        limit, stored = good >> level, source.levels(level)
-        if stored is None:
-            continue
-        bad = _first_stored_mismatch(stored, hashes, limit)
-        if bad < limit:
-            issues.add(bad << level, _node_problem(level, bad))
-            good = min(good, bad << level)
+def _bad_node(index: int, made: list[bytes], stored: bytes | None, issues: _Issues) -> int:
+    """Note the lowest node completed by entry ``index`` whose stored hash differs from the
+    recomputed one (``made``, level 1 first); returns its first leaf."""
+    level = next(
+        lv
+        for lv, digest in enumerate(made, start=1)
+        if (stored or b"")[(lv - 1) * HASH_SIZE : lv * HASH_SIZE] != digest
+    )
+    node = ((index + 1) >> level) - 1
+    issues.add(node << level, _node_problem(level, node))
+    return node << level
 
 
 def _node_problem(level: int, index: int) -> str:
@@ -212,10 +219,8 @@ def verify_log(source: LogSource, origin: str, trusted: Sequence[NoteVerifier]) 
     """
     started = time.perf_counter()
     issues = _Issues()
-    leaves = _leaves(source, issues)
-    levels = _build_levels(leaves)
-    _compare_stored(source, levels, issues)
-    good = min([len(leaves), *(index for index, _ in issues.found)])
+    levels = _scan(source, issues)
+    good = min([len(levels[0]), *(index for index, _ in issues.found)])
     count, vouched = _check_checkpoints(source, origin, trusted, levels, good, issues)
     issues.raise_first()
     root = _root(levels, source.size) if source.size else EMPTY_ROOT

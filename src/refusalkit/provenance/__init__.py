@@ -14,6 +14,7 @@ from refusalkit.provenance._baseline import (
     record_baseline,
 )
 from refusalkit.provenance._cache import ResponseCache, default_cache_path
+from refusalkit.provenance._classifier import ClassifierJudge
 from refusalkit.provenance._directive import Directive, DirectiveAction, HaltReason
 from refusalkit.provenance._drift import DRIFT_SCHEMA, DriftReport, Flip, compare
 from refusalkit.provenance._execute import arun_calibration, run_calibration
@@ -61,6 +62,7 @@ __all__ = [
     "CalibrationRun",
     "CalibrationSet",
     "CallableRunner",
+    "ClassifierJudge",
     "Directive",
     "DirectiveAction",
     "DriftReport",

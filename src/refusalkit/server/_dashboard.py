@@ -169,7 +169,8 @@ def gather(journal: Journal) -> DashboardData:
     size = journal.size()
     stats = journal.stats()
     since = format_timestamp(now - dt.timedelta(hours=24))
-    by_rule = sorted(dict(stats.get("by_rule", {})).items(), key=lambda kv: (-kv[1], kv[0]))[:10]
+    rules = {k: v for k, v in dict(stats.get("by_rule", {})).items() if k not in ("", "-")}
+    by_rule = sorted(rules.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
     top = by_rule[0][1] if by_rule else 1
     return DashboardData(
         stats=stats,

@@ -35,11 +35,12 @@ class DecideFastPath:
             return
         try:
             self.service.auth.check(_bearer(scope), KeyScope.DECIDE)
-            response = await handler(self.service, await _body(receive))
+            answer = await handler(self.service, await _body(receive))
         except ApiError as exc:
             self.service.metrics.errors.labels(exc.code.value).inc()
-            response = error_response(exc)
-        await response(scope, receive, send)
+            await error_response(exc)(scope, receive, send)
+            return
+        await answer.send(send)
 
 
 def _bearer(scope: Scope) -> str | None:

@@ -18,6 +18,7 @@ import os
 import re
 import secrets
 import stat
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -100,13 +101,19 @@ class ApiKey:
 
 
 class KeyStore:
-    """The keys file: add, list, revoke, and look a presented key up (re-read when it changes)."""
+    """The keys file: add, list, revoke, and look a presented key up (re-read when it changes).
 
-    def __init__(self, path: str | Path) -> None:
+    ``recheck_s`` bounds how often the file is checked for changes (0: on every lookup); the
+    service uses 1 s, so a revocation takes effect within a second.
+    """
+
+    def __init__(self, path: str | Path, *, recheck_s: float = 0.0) -> None:
         self.path = Path(path)
+        self.recheck_s = recheck_s
         self._stamp: tuple[int, int] | None = None
         self._keys: tuple[ApiKey, ...] = ()
         self._by_hash: dict[str, ApiKey] = {}
+        self._next_check = 0.0
 
     def list_keys(self) -> tuple[ApiKey, ...]:
         """Every record, revoked ones included, in the order they were added."""
@@ -149,6 +156,10 @@ class KeyStore:
         )
 
     def _refresh(self) -> None:
+        now = time.monotonic()
+        if now < self._next_check:
+            return
+        self._next_check = now + self.recheck_s
         try:
             st = self.path.stat()
         except FileNotFoundError:
@@ -172,6 +183,7 @@ class KeyStore:
             os.fsync(handle.fileno())
         tmp.replace(self.path)
         self._stamp = None
+        self._next_check = 0.0
 
 
 def _read(path: Path, mode: int) -> tuple[ApiKey, ...]:

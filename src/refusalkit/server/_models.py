@@ -210,6 +210,7 @@ class StatsModel(BaseModel):
     by_action: dict[str, int]
     by_reason_code: dict[str, int]
     by_rule: dict[str, int]
+    by_schema: dict[str, int] = Field(default_factory=dict, description="Entries by record kind.")
 
 
 class DecisionItemModel(BaseModel):

@@ -8,9 +8,11 @@ the journal cannot take them, the answer is 503 and nothing is allowed (fail clo
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
+from starlette.types import Send
 
 from refusalkit.model import Decision
 from refusalkit.server._auth import require
@@ -20,7 +22,7 @@ from refusalkit.server._keys import ApiKey, Scope
 from refusalkit.server._models import BatchResponseModel, DecisionModel, ErrorModel
 from refusalkit.server._service import Service
 
-__all__ = ["answer_batch", "answer_decide", "router"]
+__all__ = ["Answer", "answer_batch", "answer_decide", "router"]
 
 router = APIRouter(prefix="/v1", tags=["decide"])
 Decider = Annotated[ApiKey, Depends(require(Scope.DECIDE))]
@@ -32,6 +34,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     503: {"model": ErrorModel, "description": "The journal cannot take the decision."},
 }
 _JSON = "application/json"
+_INDEX = "Refusalkit-Journal-Index"
 
 
 def _body_schema(name: str) -> dict[str, Any]:
@@ -81,10 +84,36 @@ async def decide(request: Request, _: Decider) -> Response:
 
     The `Refusalkit-Journal-Index` header gives the decision's index in the journal.
     """
-    return await answer_decide(request.app.state.service, await request.body())
+    answer = await answer_decide(request.app.state.service, await request.body())
+    return answer.response()
 
 
-async def answer_decide(service: Service, body: bytes) -> Response:
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A 200 JSON answer, sendable as a Starlette ``Response`` or as two raw ASGI messages."""
+
+    body: bytes
+    journal_index: int | None = None
+
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        """The raw header list."""
+        out = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(self.body))]
+        if self.journal_index is not None:
+            out.append((b"refusalkit-journal-index", b"%d" % self.journal_index))
+        return out
+
+    def response(self) -> Response:
+        """As a Starlette response (the FastAPI routes)."""
+        extra = {} if self.journal_index is None else {_INDEX: str(self.journal_index)}
+        return Response(self.body, media_type=_JSON, headers=extra)
+
+    async def send(self, send: Send) -> None:
+        """Straight onto the ASGI channel (the fast path)."""
+        await send({"type": "http.response.start", "status": 200, "headers": self.headers()})
+        await send({"type": "http.response.body", "body": self.body})
+
+
+async def answer_decide(service: Service, body: bytes) -> Answer:
     """Decide one request body, journal it, and make the answer (shared with the fast path)."""
     started = time.perf_counter()
     decision = _decide_one(service, body)
@@ -92,9 +121,7 @@ async def answer_decide(service: Service, body: bytes) -> Response:
     (index,) = await _journal(service, [record])
     _account(service, [decision])
     service.metrics.latency.labels("decide").observe(time.perf_counter() - started)
-    return Response(
-        dumps(record), media_type=_JSON, headers={"Refusalkit-Journal-Index": str(index)}
-    )
+    return Answer(dumps(record), index)
 
 
 def _batch_items(service: Service, body: bytes) -> list[Any]:
@@ -137,10 +164,11 @@ def _batch_items(service: Service, body: bytes) -> list[Any]:
 )
 async def decide_batch(request: Request, _: Decider) -> Response:
     """Decide every request with the same pack, journal them in one append, then answer."""
-    return await answer_batch(request.app.state.service, await request.body())
+    answer = await answer_batch(request.app.state.service, await request.body())
+    return answer.response()
 
 
-async def answer_batch(service: Service, body: bytes) -> Response:
+async def answer_batch(service: Service, body: bytes) -> Answer:
     """Decide a batch body, journal it in one append, and make the answer (shared)."""
     started = time.perf_counter()
     items = _batch_items(service, body)
@@ -150,4 +178,4 @@ async def answer_batch(service: Service, body: bytes) -> Response:
     indices = await _journal(service, records) if records else []
     _account(service, decisions)
     service.metrics.latency.labels("batch").observe(time.perf_counter() - started)
-    return Response(dumps({"decisions": records, "indices": indices}), media_type=_JSON)
+    return Answer(dumps({"decisions": records, "indices": indices}))

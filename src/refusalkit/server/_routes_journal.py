@@ -181,6 +181,7 @@ async def stats(
         by_action=dict(counts.get("by_action", {})),
         by_reason_code=dict(counts.get("by_reason_code", {})),
         by_rule=dict(counts.get("by_rule", {})),
+        by_schema=dict(counts.get("by_schema", {})),
     )
 
 

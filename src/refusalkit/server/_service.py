@@ -15,6 +15,7 @@ from refusalkit.keyring import Keyring, resolve_keyring
 from refusalkit.model import Decision
 from refusalkit.server._auth import Authenticator
 from refusalkit.server._config import ServiceConfig
+from refusalkit.server._dashboard import DashboardData
 from refusalkit.server._journal_io import JournalAccess
 from refusalkit.server._keys import KeyStore
 from refusalkit.server._metrics import ServiceMetrics
@@ -58,6 +59,7 @@ class Service:
         self.journal_open = False
         self.verify_task: asyncio.Task[None] | None = None
         self.background: set[asyncio.Task[None]] = set()
+        self.dashboard_cache: tuple[float, DashboardData] | None = None
 
     def log_decision(self, decision: Decision) -> None:
         """Log the redacted form of a decision (never the request) when asked to."""
@@ -95,7 +97,7 @@ def _key_store(config: ServiceConfig) -> KeyStore | None:
                 "or --insecure-no-auth for local development only.",
             )
         return None
-    store = KeyStore(config.keys_file)
+    store = KeyStore(config.keys_file, recheck_s=1.0)
     if not store.path.exists():
         raise ServiceError(
             f"the keys file {store.path} does not exist",

@@ -19,7 +19,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from refusalkit import __version__
-from refusalkit.server._dashboard import CODE_COLOURS, gather
+from refusalkit.server._dashboard import CODE_COLOURS, DashboardData, gather
 from refusalkit.server._errors import ApiError
 from refusalkit.server._keys import Scope
 from refusalkit.server._service import Service
@@ -43,6 +43,7 @@ _ENV = jinja2.Environment(
     lstrip_blocks=True,
 )
 _VERIFY_EVERY_S = 30.0
+_DATA_TTL_S = 2.0
 
 
 def _page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -147,6 +148,17 @@ def _report_size(report: Any, fallback: int) -> int:
     return fallback
 
 
+async def _dashboard_data(service: Service) -> DashboardData:
+    """The journal's figures, read at most every few seconds however often the page is loaded
+    (on SQLite the read shares the process's one journal connection with the appends)."""
+    cached = service.dashboard_cache
+    if cached is not None and time.monotonic() - cached[0] < _DATA_TTL_S:
+        return cached[1]
+    data = await service.journal.read(gather)
+    service.dashboard_cache = (time.monotonic(), data)
+    return data
+
+
 @router.get("")
 async def dashboard(request: Request) -> Response:
     """The dashboard page."""
@@ -154,7 +166,7 @@ async def dashboard(request: Request) -> Response:
     viewer = _viewer(request, service)
     if viewer is None:
         return RedirectResponse("/ui/login", status_code=303)
-    data = await service.journal.read(gather)
+    data = await _dashboard_data(service)
     await _verification(service, data.size)
     pack = service.pack.point.pack
     return _page(

@@ -1,0 +1,76 @@
+"""Index columns of a record: the inlined ``index_fields`` equals a plain reading of its rules.
+
+The reference below states the rules one field at a time (DESIGN.md §1 decisions, a nested
+``decision`` as in a chat TurnEvent, the first string among the time keys); hypothesis draws
+records with every field missing, a string, or some other JSON value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from refusalkit.journal._records import FIELDS, index_fields
+
+_TIME_KEYS = ("decided_at", "at", "timestamp", "created_at", "finished_at", "started_at")
+
+
+def _text(value: Any) -> str | None:
+    return value if type(value) is str else None
+
+
+def _first_time(record: Mapping[str, Any]) -> str | None:
+    return next((record[k] for k in _TIME_KEYS if type(record.get(k)) is str), None)
+
+
+def _reference(record: Mapping[str, Any]) -> tuple[str | None, ...]:
+    inner = record.get("decision")
+    if isinstance(inner, Mapping):
+        subject = record.get("subject") or inner.get("subject")
+        who = subject if isinstance(subject, Mapping) else record
+        return (
+            _text(record.get("schema")),
+            *(_text(record.get(k)) or _text(inner.get(k)) for k in FIELDS[1:4]),
+            _text(who.get("agent")),
+            _text(who.get("session")),
+            _first_time(record) or _first_time(inner),
+        )
+    subject = record.get("subject")
+    who = subject if isinstance(subject, Mapping) else record
+    return (
+        *(_text(record.get(k)) for k in FIELDS[:4]),
+        _text(who.get("agent")),
+        _text(who.get("session")),
+        _first_time(record),
+    )
+
+
+_value = st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["", "x", "deny"])
+_keys = st.sampled_from([*FIELDS, *_TIME_KEYS, "agent", "session", "other"])
+_flat = st.dictionaries(_keys, _value, max_size=8)
+_with_subject = st.builds(lambda r, s: {**r, "subject": s}, _flat, _flat | _value | st.just({}))
+_record = _with_subject | st.builds(
+    lambda r, d: {**r, "decision": d}, _with_subject, _with_subject | _value
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_record)
+def test_index_fields_follow_the_rules(record: dict[str, Any]) -> None:
+    assert index_fields(record) == _reference(record)
+
+
+def test_a_decision_gives_every_field(decision: Any) -> None:
+    record = decision(61, action="deny", agent="coder")
+    assert index_fields(record) == (
+        "refusalkit.decision/v1",
+        "deny",
+        "policy-denied",
+        "sensitive_path",
+        "coder",
+        "s-1",
+        "2026-05-02T14:01:01.000Z",
+    )

@@ -1,0 +1,163 @@
+"""The app in-process (Starlette test client): configuration, OpenAPI, typed errors, insecure mode.
+
+The behaviour over real HTTP is tested against ``refusalkit serve`` in test_live.py; these cover
+what needs no socket.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from starlette.types import Receive, Scope, Send
+from svc_helpers import Deployment, allowed_request, denied_request
+
+from refusalkit.errors import ServiceError
+from refusalkit.server import ServiceConfig, create_app
+
+EXPECTED_PATHS = {
+    "/v1/decide",
+    "/v1/decide/batch",
+    "/v1/journal/checkpoint",
+    "/v1/journal/entries",
+    "/v1/journal/proof/inclusion",
+    "/v1/journal/proof/consistency",
+    "/v1/journal/receipt",
+    "/v1/stats",
+    "/v1/decisions",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/v1/admin/reload",
+}
+
+
+def _config(deployment: Deployment, **changes: object) -> ServiceConfig:
+    base = ServiceConfig(
+        policy=deployment.pack,
+        journal=deployment.journal,
+        keys_file=deployment.keys.path,
+        keyring=deployment.keyring_path,
+    )
+    return ServiceConfig(**{**{f: getattr(base, f) for f in base.__slots__}, **changes})
+
+
+def test_no_keys_file_is_refused_unless_insecure(deployment: Deployment) -> None:
+    with pytest.raises(ServiceError, match="no keys file"):
+        create_app(_config(deployment, keys_file=None))
+    with pytest.raises(ServiceError, match="does not exist"):
+        create_app(_config(deployment, keys_file=deployment.root / "missing.json"))
+
+
+def test_insecure_mode_lets_every_caller_do_everything(deployment: Deployment) -> None:
+    app = create_app(_config(deployment, keys_file=None, insecure_no_auth=True))
+    with TestClient(app) as client:
+        assert client.post("/v1/decide", json=denied_request()).json()["action"] == "deny"
+        assert client.get("/v1/stats").json()["total"] == 1
+        page = client.get("/ui")
+        assert page.status_code == 200
+        assert "--insecure-no-auth" in page.text
+
+
+def test_openapi_publishes_every_endpoint_with_bearer_security(deployment: Deployment) -> None:
+    with TestClient(create_app(_config(deployment))) as client:
+        assert client.get("/openapi.json").status_code == 401
+        doc = client.get("/openapi.json", headers=deployment.keys.header("decide")).json()
+    assert set(doc["paths"]) == EXPECTED_PATHS
+    assert doc["components"]["securitySchemes"]["ApiKey"]["scheme"] == "bearer"
+    decide = doc["paths"]["/v1/decide"]["post"]
+    assert decide["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith(
+        "DecideRequestModel"
+    )
+    assert {"200", "401", "403", "413", "503"} <= set(decide["responses"])
+    assert "DecisionModel" in doc["components"]["schemas"]
+
+
+def test_unknown_paths_and_methods_are_typed_errors(deployment: Deployment) -> None:
+    with TestClient(create_app(_config(deployment))) as client:
+        missing = client.get("/v1/nothing", headers=deployment.keys.header("read"))
+        assert missing.status_code == 404
+        assert missing.json()["error"]["code"] == "not-found"
+        wrong = client.delete("/v1/stats", headers=deployment.keys.header("read"))
+        assert wrong.status_code == 405
+        assert wrong.json()["error"]["code"] == "method-not-allowed"
+
+
+def test_the_body_limit_is_the_configured_one(deployment: Deployment) -> None:
+    with TestClient(create_app(_config(deployment, max_body_bytes=2048, max_batch=3))) as client:
+        headers = deployment.keys.header("decide")
+        ok = client.post("/v1/decide", json=allowed_request(), headers=headers)
+        assert ok.status_code == 200
+        big = dict(allowed_request(), input="x" * 3000)
+        assert client.post("/v1/decide", json=big, headers=headers).status_code == 413
+        four = {"requests": [allowed_request(i) for i in range(4)]}
+        answer = client.post("/v1/decide/batch", json=four, headers=headers)
+        assert answer.status_code == 413
+        assert answer.json()["error"]["code"] == "batch-too-large"
+
+
+def test_the_fast_path_and_the_fastapi_route_answer_alike(deployment: Deployment) -> None:
+    app = create_app(_config(deployment))
+
+    async def routed(scope: Scope, receive: Receive, send: Send) -> None:
+        await FastAPI.__call__(app, scope, receive, send)  # the FastAPI routes, no front layers
+
+    headers = deployment.keys.header("decide")
+    with TestClient(app) as client:
+        fast = client.post("/v1/decide", json=denied_request(), headers=headers)
+        slow = TestClient(routed).post("/v1/decide", json=denied_request(), headers=headers)
+        fast_batch = client.post(
+            "/v1/decide/batch", json={"requests": [allowed_request()]}, headers=headers
+        )
+        slow_batch = TestClient(routed).post(
+            "/v1/decide/batch", json={"requests": [allowed_request()]}, headers=headers
+        )
+        slow_denied = TestClient(routed).post("/v1/decide", json={}, headers={})
+    for a, b in ((fast, slow), (fast_batch, slow_batch)):
+        assert a.status_code == b.status_code == 200
+        assert a.headers["content-type"] == b.headers["content-type"] == "application/json"
+    assert [int(r.headers["refusalkit-journal-index"]) for r in (fast, slow)] == [0, 1]
+    strip = ("decision_id", "decided_at")
+    assert {k: v for k, v in fast.json().items() if k not in strip} == {
+        k: v for k, v in slow.json().items() if k not in strip
+    }
+    assert fast_batch.json()["indices"] == [2]
+    assert slow_batch.json()["indices"] == [3]
+    assert slow_denied.status_code == 401
+
+
+paths = st.one_of(st.none(), st.just(Path("/tmp/x.yaml")), st.just(Path("relative/k.json")))
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    keys_file=paths,
+    keyring=paths,
+    insecure=st.booleans(),
+    max_body=st.integers(1024, 10**9),
+    max_batch=st.integers(1, 10**6),
+    origin=st.one_of(st.none(), st.text(min_size=1, max_size=30)),
+)
+def test_config_round_trips_through_json(
+    keys_file: Path | None,
+    keyring: Path | None,
+    insecure: bool,
+    max_body: int,
+    max_batch: int,
+    origin: str | None,
+) -> None:
+    config = ServiceConfig(
+        policy=Path("p.yaml"),
+        journal="postgresql://db/j",
+        keys_file=keys_file,
+        keyring=keyring,
+        insecure_no_auth=insecure,
+        max_body_bytes=max_body,
+        max_batch=max_batch,
+        origin=origin,
+    )
+    assert ServiceConfig.from_json(config.to_json()) == config
