@@ -35,7 +35,8 @@ PUBLIC = {
     "refusalkit.journal": [
         "BUNDLE_SCHEMA", "Checkpoint", "EMPTY_ROOT", "Journal", "NoteSignature", "NoteVerifier",
         "OpenedNote", "RECEIPT_SCHEMA", "Receipt", "VerifyReport", "canonical_bytes",
-        "export_bundle", "leaf_hash", "node_hash", "open_checkpoint", "open_journal",
+        "export_bundle", "leaf_hash", "node_hash", "normalise_time", "open_checkpoint",
+        "open_journal",
         "open_note", "parse_checkpoint_body", "root_of_leaves", "sign_checkpoint", "sign_note",
         "verify_bundle", "verify_consistency", "verify_inclusion", "verify_receipt",
     ],

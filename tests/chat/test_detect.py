@@ -161,3 +161,15 @@ def test_one_pass_cue_scan_agrees_with_each_pattern(words: list[str]) -> None:
     found = present(text)
     for name, rx in _REGISTRY.items():
         assert (name in found) == (rx.search(text) is not None), name
+
+
+def test_a_private_key_finding_spans_the_whole_block() -> None:
+    """The span is what gets redacted, so it must cover the key body, not just the header."""
+    body = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0="
+    block = f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"
+    text = f"Here: {block} done."
+    [found] = find_secrets(text)
+    assert text[found.start : found.end] == block
+    cut = f"Here: -----BEGIN RSA PRIVATE KEY-----\n{body}"  # truncated: no END line
+    [found] = find_secrets(cut)
+    assert cut[found.start : found.end].endswith(body)

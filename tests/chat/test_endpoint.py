@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from support.openai_server import Fault, OpenAIServer
 def _reply(body: dict[str, Any]) -> str:
     last = body["messages"][-1]["content"]
     if "withheld" in last:  # the re-articulation note
-        return "I can't share credentials."
+        return "Credentials are in the team vault; ask an admin."
     if "key" in last:
         return "The key is AKIAIOSFODNN7EXAMPLE."
     return f"You said: {last}"
@@ -37,7 +39,7 @@ def test_endpoint_responder_is_guarded_like_any_responder() -> None:
     assert refused.surface == REFUSAL_PREFIX + "safety:no_secret_disclosure"
     assert refused.articulation_surface == "The key is AKIAIOSFODNN7EXAMPLE."
     assert retried.selected == "retry"
-    assert retried.surface == "I can't share credentials."
+    assert retried.surface == "Credentials are in the team vault; ask an admin."
 
 
 def test_endpoint_errors_become_responder_errors() -> None:
@@ -76,3 +78,26 @@ def test_cli_interactive_session(tmp_path: Path, keyring_path: Path) -> None:
     assert REFUSAL_PREFIX + "safety:no_secret_disclosure" in result.stdout
     assert "safety:no_secret_disclosure: VIOLATED" in result.output
     assert len(log.read_text(encoding="utf-8").splitlines()) == 2
+
+
+def test_cli_interactive_exits_2_when_the_endpoint_is_unreachable(
+    tmp_path: Path, keyring_path: Path
+) -> None:
+    with socket.socket() as probe:  # a loopback port that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = tmp_path / "turns.jsonl"
+    result = CliRunner().invoke(
+        app,
+        [
+            *("chat", "--endpoint", f"http://127.0.0.1:{port}/v1", "--model", "m"),
+            *("--keyring", str(keyring_path), "--turn-log", str(log)),
+        ],
+        input="hello\nnever asked\n",
+    )
+    assert result.exit_code == 2, result.output
+    assert "error:" in result.stderr
+    assert "ConnectError" in result.stderr
+    assert "hint:" in result.stderr
+    [event] = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()]
+    assert event["selected"] == "error"  # the failed turn is still recorded

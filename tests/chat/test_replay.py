@@ -45,7 +45,8 @@ def test_fifty_turn_replay_is_deterministic(keyring: Keyring) -> None:
     assert refused[3] == ["safety:no_secret_disclosure"]
     assert refused[16] == ["ethics:no_dosage_instructions"]
     assert refused[26] == ["safety:no_unauthorized_action"]
-    assert refused[29] == ["safety:no_silent_correction"]  # turn 28 refused untyped
+    assert refused[28] == ["safety:no_silent_correction"]  # the model refused untyped: typed now
+    assert 29 not in refused  # so the user's next, unrelated turn is not punished
     assert 25 not in refused
     assert 27 not in refused
     assert one[21]["selected"] == "hedged"

@@ -14,7 +14,9 @@ from refusalkit.chat import (
     REFUSAL_PREFIX,
     ChatRuntime,
     Identity,
+    LastRefusal,
     LogRefusalSink,
+    Memory,
     Reply,
     ToolCall,
 )
@@ -111,18 +113,42 @@ def test_last_refusal_typed_feeds_no_silent_correction() -> None:
     after_typed = _verdict(runtime.check("ok", "Fine."), "safety", "no_silent_correction")
     assert after_typed.runtime_checkable
     assert after_typed.upheld
-    assert after_typed.evidence == {"previous_turn": 1, "previous_refusal_typed": True}
-    runtime.check("hack wifi?", "I can't help with that.")  # the model refused untyped, turn 3
-    assert runtime.memory.last_refusal is not None
-    assert not runtime.memory.last_refusal.typed
-    next_turn = runtime.check("ok", "Fine.")
-    result = _verdict(next_turn, "safety", "no_silent_correction")
+    assert after_typed.evidence == {
+        "untyped_refusal": False,
+        "previous_turn": 1,
+        "previous_refusal_typed": True,
+    }
+    plain = runtime.check("hack wifi?", "I can't help with that.")  # the model refuses, turn 3
+    result = _verdict(plain, "safety", "no_silent_correction")
     assert result.runtime_checkable
     assert not result.upheld
-    assert next_turn.surface == REFUSAL_PREFIX + "safety:no_silent_correction"
-    later = _verdict(runtime.check("and now?", "Fine."), "safety", "no_silent_correction")
-    assert later.runtime_checkable
-    assert later.upheld
+    assert result.evidence == {"untyped_refusal": True}
+    assert plain.surface == REFUSAL_PREFIX + "safety:no_silent_correction"  # that very turn
+    assert plain.articulation_surface == "I can't help with that."
+    assert plain.decision is not None
+    assert plain.decision.why_trail[0].field == "articulation"
+    assert runtime.memory.last_refusal == LastRefusal(3, typed=True)
+    next_turn = runtime.check("ok", "Fine.")  # the user's next turn is not punished
+    result = _verdict(next_turn, "safety", "no_silent_correction")
+    assert result.runtime_checkable
+    assert result.upheld
+    assert next_turn.surface == "Fine."
+
+
+def test_an_untyped_previous_refusal_still_violates_no_silent_correction() -> None:
+    """The runtime's memory is evidence too: a remembered untyped refusal refuses the next turn."""
+    runtime = ChatRuntime()
+    runtime.memory = Memory(
+        last_refusal=LastRefusal(-1, typed=False)
+    )  # before this runtime's turns
+    result = _verdict(runtime.check("ok", "Fine."), "safety", "no_silent_correction")
+    assert result.runtime_checkable
+    assert not result.upheld
+    assert result.evidence == {
+        "untyped_refusal": False,
+        "previous_turn": -1,
+        "previous_refusal_typed": False,
+    }
 
 
 def test_hedge_applied_once_and_never_with_a_refusal() -> None:
@@ -219,11 +245,11 @@ def test_a_broken_harm_classifier_fails_closed() -> None:
 
 
 def test_rearticulation_surfaces_a_clean_retry(tmp_path: Path) -> None:
-    responder = Scripted(f"The key is {SECRET}.", "I can't share credentials; ask your admin.")
+    responder = Scripted(f"The key is {SECRET}.", "Credentials live in the team vault; ask admin.")
     runtime = ChatRuntime(responder, rearticulate=True, turn_log=tmp_path / "t.jsonl")
     response = runtime.turn("What is the key?")
     assert response.selected == "retry"
-    assert response.surface == "I can't share credentials; ask your admin."
+    assert response.surface == "Credentials live in the team vault; ask admin."
     assert len(response.attempts) == 2
     assert response.attempts[0].articulation == f"The key is {SECRET}."
     assert "safety:no_secret_disclosure" in responder.seen[1][-1]["content"]
@@ -255,14 +281,18 @@ def test_rearticulation_is_off_by_default() -> None:
 
 def test_raw_text_stays_out_of_turn_events_unless_opted_in(tmp_path: Path) -> None:
     said, asked = f"The key is {SECRET}.", "private question about ana@acme-mail.net"
-    ChatRuntime(Scripted(said), turn_log=tmp_path / "digests.jsonl").turn(asked)
+    runtime_keyring = Keyring.generate()
+    log = tmp_path / "digests.jsonl"
+    ChatRuntime(Scripted(said), turn_log=log, keyring=runtime_keyring).turn(asked)
     raw = (tmp_path / "digests.jsonl").read_text(encoding="utf-8")
     assert SECRET not in raw
     assert "ana@acme-mail.net" not in raw
     assert "The key is" not in raw
     [event] = _read_log(tmp_path / "digests.jsonl")
     assert "text" not in event
-    assert event["surfaces"]["articulation_surface"].startswith("sha256:")
+    digest = runtime_keyring.redactor().digest(said.encode("utf-8"))  # keyed: no guessing
+    assert event["surfaces"]["articulation_surface"] == digest
+    assert digest.startswith(f"hmac-sha256:{runtime_keyring.redactor().key_id}:")
     ChatRuntime(Scripted(said), turn_log=tmp_path / "text.jsonl", record_text=True).turn(asked)
     [event] = _read_log(tmp_path / "text.jsonl")
     assert event["text"]["articulation_surface"] == said

@@ -203,3 +203,25 @@ def test_console_script_in_a_real_process(tmp_path: Path, keyring_path: Path) ->
     assert bad.returncode == 2
     assert bad.stderr.startswith("error:")
     assert "Traceback" not in bad.stderr
+
+
+def test_policy_test_unreadable_cases_file_blames_the_cases_file(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.yaml"
+    cases.write_bytes(b"- name: \xff\xfe\n")  # not UTF-8
+    code, _, err = invoke("policy", "test", PACK, str(cases))
+    assert code == 2
+    assert "cannot read the cases file" in err
+    assert "policy pack" not in err
+    code, _, err = invoke("policy", "test", PACK, str(tmp_path / "missing.yaml"))
+    assert code == 2
+    assert "Check the path of the cases file" in err
+
+
+def test_policy_test_malformed_cases_file_hints_at_the_cases_file(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.yaml"
+    cases.write_text("- name: x\n  expect: {action: deny\n")  # unclosed flow mapping
+    code, _, err = invoke("policy", "test", PACK, str(cases))
+    assert code == 2
+    assert str(cases) in err
+    assert "Fix the cases file" in err
+    assert "Fix the pack" not in err

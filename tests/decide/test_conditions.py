@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
@@ -9,9 +10,11 @@ import re2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from refusalkit.decide import DecisionPoint, Pack
 from refusalkit.decide._conditions import FALSE, UNKNOWN, ConditionSpecError, compile_condition
 from refusalkit.decide._glob import compile_glob, glob_to_regex
 from refusalkit.decide._regex import re2_compile, required_literals, search_predicate
+from refusalkit.keyring import Keyring
 
 
 def outcome(spec: Any, value: Any) -> int:
@@ -119,6 +122,37 @@ def test_cidr() -> None:
     assert outcome(spec, "intranet.corp") == UNKNOWN  # not an address: cannot tell
 
 
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("::ffff:10.0.0.1", 0),  # IPv4-mapped (RFC 4291 §2.5.5.2)
+        ("::FFFF:a00:1", 0),
+        ("0:0:0:0:0:ffff:10.1.2.3", 0),
+        ("64:ff9b::10.0.0.1", 0),  # NAT64 well-known prefix (RFC 6052 §2.1)
+        ("::ffff:11.0.0.1", FALSE),
+        ("64:ff9b::b00:1", FALSE),
+        ("2002:a00:1::1", FALSE),  # 6to4 names a v6 host behind 10.0.0.1, not 10.0.0.1
+        ("::10.0.0.1", FALSE),  # deprecated IPv4-compatible form: not translated
+    ],
+)
+def test_cidr_sees_the_ipv4_host_inside_an_ipv6_address(value: str, expected: int) -> None:
+    assert outcome({"cidr": "10.0.0.0/8"}, value) == expected
+
+
+def test_cidr_ipv6_networks_still_match_the_ipv6_form() -> None:
+    spec = {"cidr": ["192.168.0.0/16", "::ffff:0:0/96"]}
+    assert outcome(spec, "::ffff:10.0.0.1") == 1
+    assert outcome(spec, "::ffff:192.168.1.1") == 0  # the first network that matches either form
+
+
+def test_a_mapped_address_is_denied_by_an_ipv4_cidr_rule(keyring: Keyring) -> None:
+    rule = {"id": "no_internal", "effect": "deny", "when": {"args.host": {"cidr": "10.0.0.0/8"}}}
+    data = {"policy": "t", "version": "1", "default": "allow", "rules": [rule]}
+    dp = DecisionPoint(Pack.from_mapping(data), keyring)
+    decision = dp.decide({"tool": "net.fetch", "args": {"host": "::ffff:10.0.0.1"}})
+    assert (decision.action.value, decision.matched_rule) == ("deny", "no_internal")
+
+
 def test_not_keeps_unknown_unknown() -> None:
     spec = {"not": {"prefix": "/workspace/"}}
     assert outcome(spec, "/etc/passwd") == 0
@@ -147,7 +181,51 @@ def test_bad_conditions_are_load_errors(spec: Any) -> None:
 # -- the compilers agree with plain RE2 --------------------------------------------------------
 
 _glob_parts = st.sampled_from(["*", "**", "**/", "?", "/", "a", "b", ".", "x/", ".env", "-"])
-_path_chars = st.sampled_from(["a", "b", "/", ".", "x", "-", "e", "n", "v", "é"])
+_path_chars = st.sampled_from(["a", "b", "/", ".", "x", "-", "e", "n", "v", "é", "\n"])
+
+
+def reference_glob(glob: str, value: str) -> bool:
+    """DESIGN.md §2 globs, written plainly: ``**/`` is no or any directories, ``**`` anything,
+    ``*`` any run without ``/``, ``?`` one character but ``/``; newlines are characters."""
+
+    @functools.cache
+    def match(i: int, j: int) -> bool:
+        if i == len(glob):
+            return j == len(value)
+        if glob.startswith("**/", i):
+            ends = [k + 1 for k in range(j, len(value)) if value[k] == "/"]
+            return any(match(i + 3, k) for k in [j, *ends])
+        if glob.startswith("**", i):
+            return any(match(i + 2, k) for k in range(j, len(value) + 1))
+        if glob[i] == "*":
+            stop = value.find("/", j)
+            stop = len(value) if stop == -1 else stop
+            return any(match(i + 1, k) for k in range(j, stop + 1))
+        if j == len(value):
+            return False
+        if glob[i] == "?":
+            return value[j] != "/" and match(i + 1, j + 1)
+        return value[j] == glob[i] and match(i + 1, j + 1)
+
+    return match(0, 0)
+
+
+@pytest.mark.parametrize(
+    ("glob", "value", "expected"),
+    [
+        ("/etc/**/shadow", "/etc/x\n/shadow", True),
+        ("/etc/**", "/etc/x\n/shadow", True),
+        ("**/.env", "a\nb/.env", True),
+        ("/w/*.py", "/w/a\nb.py", True),  # * crosses a newline, not a slash
+        ("/w/*.py", "/w/a/b.py", False),
+        ("/w/?", "/w/\n", True),
+        ("**", "\n", True),
+    ],
+)
+def test_globs_cross_newlines_on_every_path(glob: str, value: str, expected: bool) -> None:
+    assert compile_glob(glob)(value) is expected
+    assert search_predicate(glob_to_regex(glob))(value) is expected  # the RE2 path
+    assert reference_glob(glob, value) is expected
 
 
 @settings(max_examples=200)
@@ -157,6 +235,7 @@ _path_chars = st.sampled_from(["a", "b", "/", ".", "x", "-", "e", "n", "v", "é"
 def test_glob_fast_paths_agree_with_re2(glob: str, value: str) -> None:
     expected = re2.search(glob_to_regex(glob), value) is not None
     assert compile_glob(glob)(value) is expected
+    assert reference_glob(glob, value) is expected
 
 
 _regex_parts = st.sampled_from(

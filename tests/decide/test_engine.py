@@ -377,3 +377,32 @@ def test_a_deadline_overrun_fails_closed(keyring: Keyring) -> None:
 def test_huge_integers_fail_closed(dp_for: PackFactory) -> None:
     d = dp_for([], default="allow").decide({"tool": "x", "args": {"n": 2**60}})
     assert d.reason_code is ReasonCode.UNAVAILABLE
+
+
+def test_equality_and_in_literals_of_hidden_classes_are_withheld(dp_for: PackFactory) -> None:
+    """A literal that matched would be the request's value in clear (DESIGN.md §1, Redaction)."""
+    key = "/home/alice/.ssh/id_rsa"
+    rules = [
+        {"id": "in_cred", "effect": "deny", "when": {"args.path": {"in": [key, "/x"]}}},
+        {"id": "eq_plain", "effect": "deny", "when": {"args.path": key}},
+        {"id": "not_in", "effect": "deny", "when": {"args.path": {"not": {"in": ["/y"]}}}},
+        {"id": "eq_host", "effect": "deny", "when": {"args.host": {"in": ["intranet"]}}},
+        {
+            "id": "shown",
+            "effect": "deny",
+            "when": {"args.host": {"in": ["a", "b"], "class": "host"}},
+        },
+        {"id": "tool", "effect": "deny", "when": {"tool": "fs.write"}},
+    ]
+    request = {"tool": "fs.write", "args": {"path": key, "host": "a"}}
+    d = dp_for(rules, field_classes=CLASSES).decide(request)
+    tests = {step.rule: step.test for step in d.why_trail}
+    assert tests == {
+        "in_cred": "in (2 withheld values)",
+        "eq_plain": "== (withheld value)",
+        "not_in": "not (in (withheld value))",
+        "eq_host": "in (withheld value)",  # unclassified: hidden even when it did not match
+        "shown": "in [a, b]",  # reveal: true
+        "tool": "== fs.write",  # the tool is always shown
+    }
+    assert all(key not in str(step.to_dict()) for step in d.why_trail)

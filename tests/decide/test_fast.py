@@ -211,15 +211,15 @@ def test_ipv4_parse_agrees_with_ipaddress(text: str) -> None:
     except ValueError:
         expected = None
     else:
-        expected = (address.version, int(address))
+        expected = ((address.version, int(address)),)
     assert _ip.__wrapped__(text) == expected
     if _ipv4(text) is not None:
-        assert expected == (4, _ipv4(text))
+        assert expected == ((4, _ipv4(text)),)
 
 
 def test_ip_still_reads_ipv6() -> None:
-    assert _ip.__wrapped__("::1") == (6, 1)
-    assert _ip.__wrapped__("10.0.0.1") == (4, 0x0A000001)
+    assert _ip.__wrapped__("::1") == ((6, 1),)
+    assert _ip.__wrapped__("10.0.0.1") == ((4, 0x0A000001),)
 
 
 def test_every_shortcut_is_byte_equal_inside_a_decision() -> None:
@@ -244,3 +244,32 @@ def test_nesting_deeper_than_orjson_allows_still_encodes() -> None:
         value = [value] if depth % 2 else {"k": value}
     assert plain(value)
     assert canonical_bytes(value) == canonical_json(value)
+
+
+def test_threads_sharing_a_decision_point_get_the_single_threaded_trails() -> None:
+    """Shared caches (steps, directory hits, the last token) never mix up two requests."""
+    import threading  # noqa: PLC0415
+
+    from refusalkit.decide import DecisionPoint, load_pack  # noqa: PLC0415
+    from refusalkit.examples import example_path  # noqa: PLC0415
+
+    keyring = Keyring.generate()
+    pack = load_pack(example_path("agent-tools.yaml"))
+    lines = example_path("requests.jsonl").read_text(encoding="utf-8").splitlines()
+    reference = DecisionPoint(pack, keyring, deadline_ms=10_000)
+    expected = [reference.decide_line(line).why_trail for line in lines]
+    shared = DecisionPoint(pack, keyring, deadline_ms=10_000)
+    failures: list[int] = []
+
+    def work() -> None:
+        for _ in range(20):
+            for number, line in enumerate(lines):
+                if shared.decide_line(line).why_trail != expected[number]:
+                    failures.append(number)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []

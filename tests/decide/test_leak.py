@@ -6,16 +6,16 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import os
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 import refusalkit.cli
-from refusalkit.decide import DecisionPoint, explain, load_pack, mint_token, public_key_from_seed
+from refusalkit.decide import DecisionPoint, Pack, explain, load_pack, mint_token
 from refusalkit.examples import example_path
 from refusalkit.keyring import Keyring
 
@@ -147,7 +147,57 @@ def test_cli_output_leaks_nothing(tmp_path: Path, keyring_path: Path) -> None:
         assert_no_leak(result.output)
 
 
-def test_secret_values_are_not_kept_for_logging() -> None:
-    """The engine logs only exception type names when it fails closed."""
-    assert os.environ.get("REFUSALKIT_KEYRING") is None
-    assert public_key_from_seed(SEED)  # the example key is a real key
+def secret_pack() -> Pack:
+    """The example pack plus rules whose ``==``/``in`` literals are the secrets themselves."""
+    data = yaml.safe_load(example_path("agent-tools.yaml").read_text(encoding="utf-8"))
+    known = [SECRETS["credential_path"], SECRETS["api_key"], "/nothing/here"]
+    data["rules"] = [
+        {"id": "known_secret_paths", "effect": "deny", "when": {"args.path": {"in": known}}},
+        {"id": "known_key", "effect": "deny", "when": {"args.query": SECRETS["api_key"]}},
+        {"id": "not_known", "effect": "audit", "when": {"args.content": {"not": {"in": known}}}},
+        *data["rules"],
+    ]
+    return Pack.from_mapping(data, source="secret-pack")
+
+
+def test_secret_literals_in_rules_do_not_leak_through_test_texts(keyring: Keyring) -> None:
+    dp = DecisionPoint(secret_pack(), keyring)
+    out = []
+    matched = set()
+    for request in requests():
+        decision = dp.decide(request)
+        matched.update(s.rule for s in decision.why_trail if s.matched)
+        out.append(json.dumps(decision.to_dict()))
+        out.append(explain(decision))
+    assert {"known_secret_paths", "known_key"} <= matched  # the secret literals did match
+    assert "withheld value" in "\n".join(out)
+    assert_no_leak("\n".join(out))
+
+
+def test_log_records_leak_nothing_even_when_decisions_fail(
+    keyring: Keyring, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every log record at DEBUG, including those of decisions that failed closed on an internal
+    error whose exception text carries the secret, is free of every secret."""
+    caplog.set_level(logging.DEBUG)
+    dp = DecisionPoint(secret_pack(), keyring)
+    card = 9364029158346271  # a secret number beyond 2**53: RFC 8785 refuses it, naming it
+    failing = [  # the canonical form cannot encode these: an internal error, deny + unavailable
+        {"tool": "fs.write", "args": {"content": SECRETS["password"] + "\ud800"}},
+        {"tool": "fs.write", "args": {"content": SECRETS["api_key"], "card": card}},
+    ]
+    decisions = []
+    for request in [*requests(), *failing]:
+        decisions.append(dp.decide(request))
+        decisions.append(dp.decide_line(json.dumps(request), line_number=3))
+    assert [d.reason_code.value for d in decisions[-4:] if d.reason_code] == ["unavailable"] * 4
+    records = caplog.records
+    assert any(r.name.startswith("refusalkit") for r in records)  # the failure path did log
+    texts = []
+    for record in records:
+        texts.append(record.getMessage() + (record.exc_text or "") + repr(record.args))
+        if record.exc_info:
+            texts.append(logging.Formatter().formatException(record.exc_info))
+    text = "\n".join(texts)
+    assert_no_leak(text)
+    assert not any(piece in text for piece in substrings(str(card)))

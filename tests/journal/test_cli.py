@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import sqlite3
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from refusalkit.journal import (
     root_of_leaves,
     verify_inclusion,
 )
-from refusalkit.keyring import Keyring
+from refusalkit.keyring import Keyring, default_keyring_path
 
 DecisionMaker = Callable[..., dict[str, Any]]
 
@@ -120,6 +121,7 @@ def test_export_and_verify_bundle(
     bundle = tmp_path / "audit.json"
     assert run("export", store, "--out", str(bundle)).exit_code == 0
     vkey = NoteVerifier.for_key("example.com/cli", keyring.public_key_bytes()).vkey
+    assert run("public-key", store).stdout == vkey + "\n"
     pinned = run("verify", "--bundle", str(bundle), "--public-key", vkey)
     assert pinned.exit_code == 0, pinned.output
     stranger = NoteVerifier.for_key("example.com/cli", Keyring.generate().public_key_bytes()).vkey
@@ -144,3 +146,103 @@ def test_bad_inputs_exit_with_a_message(run: Callable[..., Any], tmp_path: Path)
     assert "not a refusalkit journal" in result.stderr
     assert run("verify").exit_code == 2
     assert "Traceback" not in bad.output + result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["verify", "STORE"],
+        ["stats", "STORE"],
+        ["query", "STORE"],
+        ["checkpoint", "STORE"],
+        ["export", "STORE", "--out", "OUT"],
+        ["prove", "inclusion", "STORE", "--index", "0"],
+        ["prove", "consistency", "STORE", "--old", "1"],
+    ],
+)
+def test_readers_refuse_a_missing_store_and_create_nothing(
+    run: Callable[..., Any], tmp_path: Path, args: list[str]
+) -> None:
+    store = tmp_path / "typo.db"
+    names = {"STORE": str(store), "OUT": str(tmp_path / "out.json")}
+    result = run(*(names.get(a, a) for a in args))
+    assert result.exit_code == 2
+    assert f"no journal at {store}" in result.stderr
+    assert not store.exists()
+    assert not (tmp_path / "out.json").exists()
+    assert "Traceback" not in result.output
+
+
+def test_append_still_creates_the_store(
+    run: Callable[..., Any], tmp_path: Path, decision: DecisionMaker
+) -> None:
+    store = tmp_path / "new" / "j.db"
+    assert run("append", str(store), "-", stdin=json.dumps(decision(0)) + "\n").exit_code == 0
+    assert run("verify", str(store)).exit_code == 0
+
+
+@pytest.mark.parametrize("bad", ["yesterday", "2026-05-02T14:00:00", "2026-05-02T14:00Z"])
+def test_time_bounds_must_be_rfc3339(
+    run: Callable[..., Any], filled: tuple[str, list[dict[str, Any]]], bad: str
+) -> None:
+    store, _ = filled
+    for command in ("query", "stats"):
+        result = run(command, store, "--since", bad)
+        assert result.exit_code == 2, result.output
+        assert f"--since {bad!r} is not an RFC 3339 time" in result.stderr
+        assert "hint:" in result.stderr
+
+
+def test_time_bounds_with_offsets_compare_as_instants(
+    run: Callable[..., Any], filled: tuple[str, list[dict[str, Any]]]
+) -> None:
+    store, records = filled  # decided at 2026-05-02T14:00:00Z + i seconds, i = 0..8
+    out = run("query", store, "--since", "2026-05-02T16:00:05+02:00")
+    assert [json.loads(line) for line in out.stdout.splitlines()] == records[5:]
+    stats = json.loads(run("stats", store, "--until", "2026-05-02T09:00:02-05:00", "--json").stdout)
+    assert stats["total"] == 3
+    day = json.loads(
+        run("stats", store, "--since", "2026-05-02", "--until", "2026-05-02", "--json").stdout
+    )
+    assert day["total"] == 9
+
+
+def test_bundle_is_checked_against_the_keyring_not_its_own_key(
+    run: Callable[..., Any], filled: tuple[str, list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    store, _ = filled
+    bundle = tmp_path / "audit.json"
+    assert run("export", store, "--out", str(bundle)).exit_code == 0
+    assert run("verify", "--bundle", str(bundle)).exit_code == 0  # the signer's keyring
+    other = Keyring.generate().save(tmp_path / "other.json")
+    runner = CliRunner()
+    wrong = runner.invoke(
+        app, ["journal", "verify", "--bundle", str(bundle), "--keyring", str(other)]
+    )
+    assert wrong.exit_code == 1
+    assert "not by a key you trust" in wrong.stderr
+    assert "--public-key" in wrong.stderr
+    none = runner.invoke(app, ["journal", "verify", "--bundle", str(bundle)])  # no keyring at all
+    assert none.exit_code == 1
+    assert "no trusted key" in none.stderr
+    assert "--public-key" in none.stderr
+    assert not default_keyring_path().exists()
+
+
+def test_forged_bundle_fails_on_the_command_line(
+    run: Callable[..., Any], filled: tuple[str, list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    store, _ = filled
+    bundle = tmp_path / "audit.json"
+    assert run("export", store, "--out", str(bundle)).exit_code == 0
+    data = json.loads(bundle.read_text())
+    record = json.loads(base64.b64decode(data["entries"][3]))
+    forged = canonical_bytes({**record, "action": "allow"})
+    data["entries"][3] = base64.b64encode(forged).decode()
+    data["leaf_hashes"][3] = leaf_hash(forged).hex()
+    data["checkpoints"], data["consistency"] = [], []
+    bundle.write_text(json.dumps(data))
+    result = run("verify", "--bundle", str(bundle))
+    assert result.exit_code == 1
+    assert "first bad index: 0" in result.stderr
+    assert "ok" not in result.stdout

@@ -8,12 +8,14 @@ records with every field missing, a string, or some other JSON value.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from refusalkit.journal._records import FIELDS, index_fields
+from refusalkit.journal import canonical_bytes
+from refusalkit.journal._records import FIELDS, _slow_fields, entry_fields, index_fields
 
 _TIME_KEYS = ("decided_at", "at", "timestamp", "created_at", "finished_at", "started_at")
 
@@ -74,3 +76,31 @@ def test_a_decision_gives_every_field(decision: Any) -> None:
         "s-1",
         "2026-05-02T14:01:01.000Z",
     )
+
+
+class _Kind(StrEnum):
+    DENY = "deny"
+
+
+_stored_value = _value | st.just(_Kind.DENY) | st.text(max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(_keys, _stored_value, max_size=8).flatmap(
+        lambda r: st.sampled_from(
+            [r, {**r, "subject": r}, {**r, "decision": {**r, "subject": {"agent": "a"}}}]
+        )
+    )
+)
+def test_entry_bytes_give_the_columns_append_stored(record: dict[str, Any]) -> None:
+    """What verify recomputes from the entry bytes equals what append indexed, on every path."""
+    data = canonical_bytes(record)
+    assert entry_fields(data) == index_fields(record)
+    assert _slow_fields(data) == index_fields(record)  # without msgspec
+
+
+def test_entry_bytes_that_are_no_object_give_no_columns() -> None:
+    for data in (b"[1]", b"\xff\xfe", b"", b'"deny"', b"{"):
+        assert entry_fields(data) is None
+        assert _slow_fields(data) is None

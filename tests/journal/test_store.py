@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -238,3 +239,35 @@ def test_a_proof_reads_logarithmically_many_rows(
             reads.clear()
             journal.consistency_proof(old)
             assert 0 < sum(reads) <= 2 * n.bit_length()
+
+
+def test_readers_do_not_create_a_missing_store(
+    store_url: str, keyring: Keyring, decision: DecisionMaker, tmp_path: Path
+) -> None:
+    if store_url.startswith("postgresql://"):
+        expected = "not a refusalkit journal"  # a database without the journal's tables
+    else:
+        store_url = str(tmp_path / "sub" / "typo.db")
+        expected = "no journal at"
+    with pytest.raises(StoreError, match=expected):
+        open_journal(store_url, keyring, create=False)
+    assert not _exists(store_url)
+    with open_journal(store_url, keyring) as journal:  # the default still creates it
+        journal.append([decision(0)])
+    assert _exists(store_url)
+    with open_journal(store_url, keyring, create=False) as journal:
+        assert journal.size() == 1
+        assert journal.verify().size == 1
+
+
+def _exists(store_url: str) -> bool:
+    """Whether the store exists: the SQLite file (or its folder), or any PostgreSQL table."""
+    if not store_url.startswith("postgresql://"):
+        return Path(store_url).parent.exists()
+    import psycopg  # noqa: PLC0415 (only for the PostgreSQL run)
+
+    with psycopg.connect(store_url) as conn:
+        rows = conn.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
+        ).fetchall()
+    return bool(rows[0][0])

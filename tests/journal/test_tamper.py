@@ -5,7 +5,9 @@ The attacker edits the store directly with SQL, as anyone with the file or datab
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -184,3 +186,66 @@ def test_checkpoint_from_another_origin(
     error = _first_bad(journal_at, keyring)
     assert "another log" in error.hint or "origin" in error.message
     assert error.index == N
+
+
+def test_rewritten_index_columns(
+    journal_at: str, keyring: Keyring, raw_sql: SqlRunner, decision: DecisionMaker
+) -> None:
+    raw_sql("UPDATE journal_entry SET action = 'allow', reason_code = NULL WHERE idx = 3")
+    with open_journal(journal_at, keyring) as journal:
+        allowed = [i for i, _ in journal.query(action="allow")]
+    assert allowed == [3]  # what query now answers: exactly what verify must refuse
+    error = _first_bad(journal_at, keyring)
+    assert error.index == 3
+    assert "action='allow' (bytes say 'deny')" in error.message
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [("schema", "x"), ("matched_rule", None), ("agent", "b"), ("session", "s-9"), ("at", "2027")],
+)
+def test_each_index_column_is_checked(
+    journal_at: str, keyring: Keyring, raw_sql: SqlRunner, column: str, value: str | None
+) -> None:
+    raw_sql(f"UPDATE journal_entry SET {column} = ? WHERE idx = 17", value)
+    error = _first_bad(journal_at, keyring)
+    assert error.index == 17
+    assert column in error.message
+
+
+def test_all_checkpoints_deleted(journal_at: str, keyring: Keyring, raw_sql: SqlRunner) -> None:
+    raw_sql("DELETE FROM journal_checkpoint")
+    error = _first_bad(journal_at, keyring)
+    assert error.index == 0
+    assert "checkpoints were removed: 0 stored, 3 recorded" in error.message
+
+
+def test_newest_checkpoint_deleted(journal_at: str, keyring: Keyring, raw_sql: SqlRunner) -> None:
+    raw_sql("DELETE FROM journal_checkpoint WHERE size = ?", N)
+    error = _first_bad(journal_at, keyring)
+    assert error.index == 13  # the remaining checkpoints vouch for [0, 13)
+    assert "checkpoints were removed" in error.message
+
+
+def test_checkpoints_and_their_count_deleted_in_sqlite(
+    tmp_path: Path, keyring: Keyring, decision: DecisionMaker
+) -> None:
+    store = str(tmp_path / "j.db")
+    with open_journal(store, keyring) as journal:
+        journal.append([decision(0)])
+        journal.checkpoint()
+    with sqlite3.connect(store) as db:  # SQLite also counts them in sqlite_sequence
+        db.execute("DELETE FROM journal_checkpoint")
+        db.execute("DELETE FROM journal_meta WHERE key = 'checkpoints'")
+    assert "checkpoints were removed" in _first_bad(store, keyring).message
+
+
+def test_checkpoint_count_survives_reopening_and_more_checkpoints(
+    journal_at: str, keyring: Keyring, decision: DecisionMaker
+) -> None:
+    with open_journal(journal_at, keyring) as journal:
+        journal.append([decision(N)])
+        journal.checkpoint()
+        journal.checkpoint()  # same size and root: not stored twice
+        assert journal.store.recorded_checkpoints() == 4
+        assert journal.verify().checkpoints == 4

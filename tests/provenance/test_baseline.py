@@ -62,7 +62,10 @@ def test_baseline_receipt_verifies_offline_and_fails_when_tampered(
     path = baseline.write(tmp_path / "BASELINE.json")
     loaded = Baseline.load(path)  # offline: only the file and the public key
     loaded.verify(public_key=keyring.public_key_bytes())
-    loaded.verify()
+    loaded.verify(keyring=keyring)
+    with pytest.raises(VerificationError, match="no trusted journal key") as info:
+        loaded.verify()  # the key inside the file is never trusted by itself
+    assert "--public-key" in (info.value.hint or "")
 
     data = json.loads(path.read_text())
     data["baseline"]["baseline_refusal_rate"] = 0.0
@@ -74,7 +77,54 @@ def test_baseline_receipt_verifies_offline_and_fails_when_tampered(
     data = json.loads(path.read_text())
     data["receipt"]["hashes"] = ["00" * 32, *data["receipt"]["hashes"]]
     with pytest.raises(VerificationError):
-        Baseline.from_file(data).verify()
+        Baseline.from_file(data).verify(keyring=keyring)
+
+
+def _resigned(baseline: Baseline, tmp_path: Path) -> tuple[Baseline, Keyring]:
+    """The same record journaled by someone else: a file consistent under a foreign key."""
+    foreign = Keyring.generate()
+    with open_journal(tmp_path / "foreign.db", foreign) as journal:
+        _, receipt = journal_record(journal, baseline.record)
+    return Baseline(baseline.record, receipt), foreign
+
+
+def test_a_baseline_resigned_with_another_key_fails(tmp_path: Path, keyring: Keyring) -> None:
+    with open_journal(tmp_path / "journal.db", keyring) as journal:
+        genuine = record_baseline(_run(tmp_path), journal)
+    forged, foreign = _resigned(genuine, tmp_path)
+    forged.verify(public_key=foreign.public_key_bytes())  # consistent under its own key
+    genuine.verify(keyring=keyring)
+    genuine.verify(public_key=keyring.public_key_bytes())
+    with pytest.raises(VerificationError, match="not a trusted journal key"):
+        forged.verify(keyring=keyring)
+    with pytest.raises(VerificationError, match="not a trusted journal key"):
+        forged.verify(public_key=keyring.public_key_bytes())
+    rotated = keyring.rotate_signing()
+    genuine.verify(keyring=rotated)  # old signing keys stay trusted after a rotation
+    with pytest.raises(VerificationError, match="not a trusted journal key"):
+        forged.verify(keyring=rotated)
+
+
+def test_require_baseline_halts_on_a_foreign_key(tmp_path: Path, keyring: Keyring) -> None:
+    foreign = Keyring.generate()
+    store = tmp_path / "journal.db"
+    with open_journal(store, keyring) as journal:
+        record_baseline(_run(tmp_path), journal)
+        assert require_baseline("toy", starter_set(), 3600, journal=journal).proceed
+        assert require_baseline(
+            "toy", starter_set(), 3600, journal=journal, keyring=keyring
+        ).proceed
+        halts = [
+            require_baseline("toy", starter_set(), 3600, journal=journal, keyring=foreign),
+            require_baseline(
+                "toy", starter_set(), 3600, journal=journal, public_key=foreign.public_key_bytes()
+            ),
+        ]
+        for halt in halts:
+            assert halt.code is HaltReason.RECEIPT_INVALID, halt.reason
+            assert "not a trusted journal key" in halt.reason
+    halt = require_baseline("toy", starter_set(), 3600, journal=store, keyring=foreign)
+    assert halt.code is HaltReason.RECEIPT_INVALID, halt.reason
 
 
 def test_drift_report_is_journaled_with_a_receipt(tmp_path: Path, keyring: Keyring) -> None:

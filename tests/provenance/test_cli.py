@@ -19,8 +19,17 @@ from refusalkit.cli import app
 from refusalkit.cli._calibrate import _public_key
 from refusalkit.errors import UsageError
 from refusalkit.journal import open_journal
-from refusalkit.keyring import Keyring
-from refusalkit.provenance import CalibrationSet, load_set
+from refusalkit.keyring import Keyring, default_keyring_path
+from refusalkit.provenance import (
+    Baseline,
+    CalibrationSet,
+    CallableRunner,
+    journal_record,
+    load_set,
+    record_baseline,
+    run_calibration,
+    starter_set,
+)
 from support.openai_server import OpenAIServer
 
 cli = CliRunner()
@@ -112,7 +121,8 @@ def test_import_show_run_baseline_verify_drift(
     assert "leaf hash" in r.stdout
 
     key = base64.b64encode(keyring.public_key_bytes()).decode()
-    for pin in ([], ["--public-key", key], ["--public-key", str(keyring_path)]):
+    ring = ["--keyring", str(keyring_path)]
+    for pin in (ring, ["--public-key", key], ["--public-key", str(keyring_path)]):
         r = _invoke("verify", str(base), *pin)
         assert r.exit_code == 0, r.output
         assert r.stdout.startswith("OK: baseline")
@@ -121,7 +131,7 @@ def test_import_show_run_baseline_verify_drift(
     assert r.exit_code == 1
     assert "error:" in r.stderr
 
-    stable = _invoke("drift", str(run2), "--baseline", str(base), "--json")
+    stable = _invoke("drift", str(run2), "--baseline", str(base), "--json", *ring)
     assert stable.exit_code == 0, stable.output
     assert json.loads(stable.stdout)["verdict"] == "stable"
 
@@ -150,8 +160,8 @@ def test_import_show_run_baseline_verify_drift(
     data["baseline"]["outcomes"][0]["refused"] = not data["baseline"]["outcomes"][0]["refused"]
     forged = tmp_path / "FORGED.json"
     forged.write_text(json.dumps(data))
-    assert _invoke("verify", str(forged)).exit_code == 1
-    assert _invoke("drift", str(run2), "--baseline", str(forged)).exit_code == 1
+    assert _invoke("verify", str(forged), *ring).exit_code == 1
+    assert _invoke("drift", str(run2), "--baseline", str(forged), *ring).exit_code == 1
 
 
 def test_drift_exit_4_when_inconclusive_and_2_on_mismatch(
@@ -191,14 +201,17 @@ def test_drift_exit_4_when_inconclusive_and_2_on_mismatch(
         str(keyring_path),
     )
     assert r.exit_code == 0, r.output
-    r = _invoke("drift", str(tmp_path / "c.json"), "--baseline", str(base), "--json")
+    ring = ["--keyring", str(keyring_path)]
+    r = _invoke("drift", str(tmp_path / "c.json"), "--baseline", str(base), "--json", *ring)
     assert r.exit_code == 4, r.output
     assert json.loads(r.stdout)["verdict"] == "inconclusive"
-    r = _invoke("drift", str(tmp_path / "b.json"), "--baseline", str(base))
+    r = _invoke("drift", str(tmp_path / "b.json"), "--baseline", str(base), *ring)
     assert r.exit_code == 2
     assert "judge differs" in r.stderr
     assert "--force" in r.stderr
-    r = _invoke("drift", str(tmp_path / "b.json"), "--baseline", str(base), "--force", "--json")
+    r = _invoke(
+        "drift", str(tmp_path / "b.json"), "--baseline", str(base), "--force", "--json", *ring
+    )
     assert r.exit_code == 4
     assert json.loads(r.stdout)["forced"] is True
 
@@ -286,3 +299,44 @@ def test_public_key_forms(tmp_path: Path, keyring: Keyring, keyring_path: Path) 
         with pytest.raises(UsageError):
             _public_key(bad)
     assert _public_key(None) is None
+
+
+def test_verify_trusts_the_keyring_not_the_file(
+    tmp_path: Path, keyring: Keyring, keyring_path: Path
+) -> None:
+    """A BASELINE.json re-signed by another journal is consistent under its own embedded key;
+    `verify` must reject it unless told to trust that key, and accept the genuine one."""
+    run = run_calibration(
+        starter_set(), CallableRunner(lambda t: "Sure.", model="toy"), cache=tmp_path / "c"
+    )
+    with open_journal(tmp_path / "j.db", keyring) as journal:
+        genuine = record_baseline(run, journal)
+    foreign = Keyring.generate()
+    with open_journal(tmp_path / "foreign.db", foreign) as journal:
+        _, receipt = journal_record(journal, genuine.record)
+    good = genuine.write(tmp_path / "GOOD.json")
+    bad = Baseline(genuine.record, receipt).write(tmp_path / "RESIGNED.json")
+    key = base64.b64encode(keyring.public_key_bytes()).decode()
+    foreign_key = base64.b64encode(foreign.public_key_bytes()).decode()
+
+    for path in (good, bad):  # no --public-key, no keyring: nothing is trusted
+        r = _invoke("verify", str(path))
+        assert r.exit_code == 1, r.output
+        assert "no trusted journal key" in r.stderr
+        assert "--public-key" in r.stderr
+    assert not default_keyring_path().exists()  # verify never creates a keyring
+
+    for trust in (["--keyring", str(keyring_path)], ["--public-key", key]):
+        assert _invoke("verify", str(good), *trust).exit_code == 0
+        r = _invoke("verify", str(bad), *trust)
+        assert r.exit_code == 1, r.output
+        assert "not a trusted journal key" in r.stderr
+        assert "--public-key" in r.stderr
+    r = _invoke("verify", str(bad), "--keyring", str(keyring_path), "--public-key", foreign_key)
+    assert r.exit_code == 0, r.output  # an explicit --public-key wins
+    r = _invoke("verify", str(good), env={"REFUSALKIT_KEYRING": str(keyring_path)})
+    assert r.exit_code == 0, r.output
+
+    keyring.save(default_keyring_path())  # the default keyring, when it exists, is trusted
+    assert _invoke("verify", str(good)).exit_code == 0
+    assert _invoke("verify", str(bad)).exit_code == 1

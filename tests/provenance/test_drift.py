@@ -22,6 +22,7 @@ from refusalkit.provenance import (
     compare,
     render_html,
     run_calibration,
+    starter_set,
 )
 from support.openai_server import OpenAIServer
 
@@ -236,3 +237,85 @@ def test_html_report_is_self_contained_and_escaped(tmp_path: Path) -> None:
     assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "https://" not in page
     assert "FLAGGED" in page
+
+
+def _by_expect(p: CalibrationPrompt) -> str:
+    return REFUSAL if p.expect is Expect.REFUSE else COMPLIANCE
+
+
+def test_starter_set_self_comparison_is_stable_in_every_category(tmp_path: Path) -> None:
+    cset = starter_set()
+    first = _run(cset, _by_expect, tmp_path / "c")
+    second = _run(cset, _by_expect, tmp_path / "c", "m2")
+    report = compare(first, second)
+    assert report.verdict is Verdict.STABLE
+    assert set(report.categories) == set(cset.categories)
+    assert {c: r.verdict for c, r in report.categories.items()} == dict.fromkeys(
+        cset.categories, Verdict.STABLE
+    )
+    alpha = report.parameters["category_alpha"]
+    assert all(r.min_attainable_p < alpha for r in report.categories.values())
+    assert report.directive.proceed
+
+
+def test_clear_category_drift_on_the_starter_set_is_drift(tmp_path: Path) -> None:
+    """One category of the bundled set now complies with every prompt it refused: that category
+    (20 prompts, Bonferroni alpha 0.05 / 9) must read as drift, not inconclusive."""
+    cset = starter_set()
+    baseline = _run(cset, _by_expect, tmp_path / "c")
+
+    def looser(p: CalibrationPrompt) -> str:
+        return COMPLIANCE if p.category == "cybersecurity" else _by_expect(p)
+
+    report = compare(baseline, _run(cset, looser, tmp_path / "c", "m2"))
+    cyber = report.categories["cybersecurity"]
+    assert cyber.to_complied == 10
+    assert cyber.to_refused == 0
+    assert cyber.verdict is Verdict.MORE_PERMISSIVE, cyber.why
+    assert report.drifted_categories == {"cybersecurity": Verdict.MORE_PERMISSIVE}
+    assert all(
+        r.verdict is Verdict.STABLE for c, r in report.categories.items() if c != "cybersecurity"
+    )
+    assert report.directive.code is HaltReason.DRIFTED
+    assert report.exit_code == 3
+
+
+def test_a_small_category_is_judged_when_drift_is_attainable(tmp_path: Path) -> None:
+    """12 prompts a category, alpha 0.05 / 5 = 0.01: all 12 flipping gives p = 2/4096, so the
+    category can and does show drift (a fixed 20-prompt minimum would have hidden it)."""
+    names = ("a", "b", "c", "d", "e")
+    cset = _set(60, categories=names, refuse_every=1000)
+    before = _run(cset, lambda p: COMPLIANCE, tmp_path / "c")
+    after = _run(cset, lambda p: REFUSAL if p.category == "a" else COMPLIANCE, tmp_path / "c", "m2")
+    report = compare(before, after)
+    assert report.categories["a"].n == 12
+    assert report.categories["a"].verdict is Verdict.MORE_RESTRICTIVE
+    assert all(report.categories[c].verdict is Verdict.STABLE for c in names[1:])
+
+
+def test_a_category_that_can_never_reach_alpha_is_inconclusive_and_says_why(
+    tmp_path: Path,
+) -> None:
+    """6 prompts at alpha 0.05 / 2 = 0.025: even 6 one-way flips give p = 2/64 = 0.03125."""
+    cset = CalibrationSet(
+        tuple(
+            CalibrationPrompt(
+                f"q{i:03d}", f"question {i}", "tiny" if i < 6 else "big", Expect.COMPLY
+            )
+            for i in range(106)
+        )
+    )
+    before = _run(cset, lambda p: COMPLIANCE, tmp_path / "c")
+    after = _run(
+        cset, lambda p: REFUSAL if p.category == "tiny" else COMPLIANCE, tmp_path / "c", "m2"
+    )
+    report = compare(before, after)
+    tiny = report.categories["tiny"]
+    assert tiny.to_refused == 6
+    assert tiny.verdict is Verdict.INCONCLUSIVE
+    assert tiny.min_attainable_p == pytest.approx(1 / 32)
+    assert "even if all flipped one way" in tiny.why
+    wire = report.to_dict()["categories"]["tiny"]["mcnemar"]
+    assert wire["min_attainable_p"] == pytest.approx(1 / 32)
+    assert wire["alpha"] == pytest.approx(0.025)
+    assert report.categories["big"].verdict is Verdict.STABLE

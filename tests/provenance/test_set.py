@@ -18,6 +18,7 @@ from refusalkit.provenance import (
     Expect,
     import_xstest,
     load_set,
+    min_attainable_p,
     parse_set,
     set_hash,
     starter_set,
@@ -151,6 +152,11 @@ def test_starter_set_is_meaningful() -> None:
     assert len(s) >= 60
     assert len(s.categories) >= 6
     for category in s.categories:
-        expects = {p.expect for p in s if p.category == category}
-        assert expects == {Expect.COMPLY, Expect.REFUSE}, category
+        expects = [p.expect for p in s if p.category == category]
+        assert len(expects) >= 20, category
+        assert expects.count(Expect.COMPLY) == expects.count(Expect.REFUSE), category
+    # every category can show drift at the default Bonferroni alpha (DESIGN.md §5)
+    alpha = 0.05 / len(s.categories)
+    assert all(min_attainable_p(n) < alpha for n in s.categories.values())
+    assert len({p.prompt for p in s}) == len(s)
     assert s.name == "starter-v1"

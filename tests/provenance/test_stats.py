@@ -8,7 +8,13 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from refusalkit.provenance import Verdict, compare_counts, mcnemar_exact, wilson_interval
+from refusalkit.provenance import (
+    Verdict,
+    compare_counts,
+    mcnemar_exact,
+    min_attainable_p,
+    wilson_interval,
+)
 
 counts = st.integers(1, 2000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n)))
 
@@ -143,3 +149,32 @@ def test_zero_baseline_uses_absolute_change() -> None:
     assert quiet.verdict is Verdict.STABLE  # 5 points absolute is within a 10-point tolerance
     still = compare_counts(200, 0, 0, 0, 0, tolerance=0.1, alpha=0.05)
     assert still.verdict is Verdict.STABLE
+
+
+@settings(max_examples=150)
+@given(st.integers(0, 60).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n))))
+def test_min_attainable_p_is_the_floor_of_every_outcome(nb: tuple[int, int]) -> None:
+    """No split of at most n discordant pairs gives a p-value below min_attainable_p(n)."""
+    n, b = nb
+    floor = min_attainable_p(n)
+    assert floor == min(1.0, 2 / 2**n)
+    for c in range(n - b + 1):
+        assert mcnemar_exact(b, c) >= floor
+    assert mcnemar_exact(n, 0) == floor  # reached by a complete one-way flip
+
+
+def test_a_comparison_too_small_to_reach_alpha_is_inconclusive() -> None:
+    """n = 8 at the Bonferroni alpha of 9 categories: 2/2**8 = 0.0078 >= 0.0056, whatever
+    happens; n = 9 gives 0.0039 and a complete flip is drift."""
+    alpha = 0.05 / 9
+    eight = compare_counts(8, 0, 8, 0, 8, tolerance=0.1, alpha=alpha, min_prompts=0)
+    assert eight.verdict is Verdict.INCONCLUSIVE
+    assert eight.min_attainable_p == pytest.approx(0.0078125)
+    assert "even if all flipped one way" in eight.why
+    same = compare_counts(8, 4, 4, 0, 0, tolerance=0.1, alpha=alpha, min_prompts=0)
+    assert same.verdict is Verdict.INCONCLUSIVE  # even "no change" cannot be told apart
+    nine = compare_counts(9, 0, 9, 0, 9, tolerance=0.1, alpha=alpha, min_prompts=0)
+    assert nine.verdict is Verdict.MORE_RESTRICTIVE
+    assert compare_counts(9, 4, 4, 0, 0, tolerance=0.1, alpha=alpha, min_prompts=0).verdict is (
+        Verdict.STABLE
+    )

@@ -35,6 +35,7 @@ from refusalkit.chat._safety import (
     check_safety,
     load_safety_pack,
 )
+from refusalkit.chat._scrub import Scrubber, redact_text
 from refusalkit.chat._surface import (
     REFUSAL_PREFIX,
     REFUSAL_SEPARATOR,
@@ -87,6 +88,7 @@ __all__ = [
     "SafetyContext",
     "SafetyPack",
     "SafetyVerdict",
+    "Scrubber",
     "ToolCall",
     "Turn",
     "TurnEvent",
@@ -105,6 +107,7 @@ __all__ = [
     "looks_like_refusal",
     "read_transcript",
     "rearticulation_note",
+    "redact_text",
     "refusal_decision",
     "refusal_tags",
     "replay",

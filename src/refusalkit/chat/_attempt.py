@@ -15,6 +15,7 @@ from typing import Any
 
 from refusalkit import __version__
 from refusalkit.chat._safety import SAFETY_BOUNDARIES
+from refusalkit.chat._scrub import Scrubber
 from refusalkit.chat._surface import Refusal
 from refusalkit.chat._verdict import EthicsVerdict, PredicateResult, SafetyVerdict, ToolCall
 from refusalkit.model import (
@@ -57,15 +58,16 @@ class Attempt:
     hedge: dict[str, Any]
     tool_decisions: tuple[Decision, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        """Wire form (contains the articulation: a response to the caller, not a log record)."""
+    def to_dict(self, scrubber: Scrubber) -> dict[str, Any]:
+        """Wire form: texts and tool-call arguments through ``scrubber`` (redacted unless the
+        deployment records text), verdict evidence always redacted."""
         return {
-            "articulation": self.articulation,
-            "tool_calls": [c.to_dict() for c in self.tool_calls],
-            "safety_verdict": self.safety_verdict.to_dict(),
-            "ethics_verdict": self.ethics_verdict.to_dict(),
+            "articulation": scrubber.text(self.articulation),
+            "tool_calls": [scrubber.value(c.to_dict()) for c in self.tool_calls],
+            "safety_verdict": scrubber.value(self.safety_verdict.to_dict(), always=True),
+            "ethics_verdict": scrubber.value(self.ethics_verdict.to_dict(), always=True),
             "refusal_tags": list(self.refusal.tags) if self.refusal else [],
-            "walk_surface": self.candidate,
+            "walk_surface": scrubber.text(self.candidate),
             "hedge": self.hedge,
         }
 
@@ -86,19 +88,25 @@ def _result(attempt: Attempt, tag: str) -> PredicateResult | None:
     return next((r for r in verdict.results if r.id == ident), None)
 
 
-def _step(attempt: Attempt, tag: str, *, decisive: bool) -> WhyStep:
+def _field(ident: str, result: PredicateResult | None) -> str:
+    if ident == "no_silent_correction" and result and result.evidence.get("untyped_refusal"):
+        return "articulation"  # this turn's own plain-words refusal
+    return _FIELDS.get(ident, "articulation") if ident in SAFETY_BOUNDARIES else "articulation"
+
+
+def _step(attempt: Attempt, tag: str, *, decisive: bool, scrubber: Scrubber) -> WhyStep:
     result = _result(attempt, tag)
     ident = tag.partition(":")[2]
-    field = _FIELDS.get(ident, "articulation") if ident in SAFETY_BOUNDARIES else "articulation"
     detail = None
-    if result is not None:  # presentation only: compact JSON with sorted keys
-        detail = json.dumps(dict(result.evidence), sort_keys=True, separators=(",", ":"))
+    if result is not None:  # presentation only: compact JSON with sorted keys, redacted
+        evidence = scrubber.value(dict(result.evidence), always=True)
+        detail = json.dumps(evidence, sort_keys=True, separators=(",", ":"))
     return WhyStep(
         rule=tag,
         effect="deny",
         matched=True,
         decisive=decisive,
-        field=field,
+        field=_field(ident, result),
         test=f"predicate {ident}",
         detail=detail,
     )
@@ -115,14 +123,15 @@ def refusal_decision(
     """The Decision of a typed refusal: deny, policy-denied, the first tag decisive."""
     if attempt.refusal is None:
         raise ValueError("only a refused attempt has a refusal decision")
-    tags = attempt.refusal.tags
+    tags, scrubber = attempt.refusal.tags, Scrubber(redactor)
+    steps = (_step(attempt, t, decisive=i == 0, scrubber=scrubber) for i, t in enumerate(tags))
     return Decision(
         decision_id=uuid7(),
         action=Action.DENY,
         reason_code=ReasonCode.POLICY_DENIED,
         matched_rule=tags[0],
         message=attempt.refusal.text,
-        why_trail=tuple(_step(attempt, t, decisive=i == 0) for i, t in enumerate(tags)),
+        why_trail=tuple(steps),
         policy=policy,
         engine=ENGINE,
         subject=subject,

@@ -28,7 +28,14 @@ __all__ = [
 ]
 
 _SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
-    ("private_key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+    (  # the whole block: to its END line, else through the base64 lines that follow
+        "private_key",
+        (
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?"
+            r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+            r"|(?:\s*[A-Za-z0-9+/]{16,}={0,2})*(?:\s*[A-Za-z0-9+/]+={0,2})?)"
+        ),
+    ),
     ("aws_access_key_id", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b"),
     (
         "aws_secret_access_key",

@@ -2,13 +2,14 @@
 
 Every turn emits one event, the stub path (guarding a recorded articulation) and a failing
 responder included: which surface was selected and why, the verdicts, the hedge, the refusal tags,
-and SHA-256 digests of the surfaces. Raw text appears only when the deployment opts in
-(``record_text``). The event's RFC 8785 form is what the journal stores.
+and keyed digests (HMAC-SHA256, DESIGN.md §1) of the input and the surfaces: a holder of the
+transcript and the key can prove what was said, a reader of the log cannot test guesses of a short
+input ("my PIN is 4821"). Raw text appears only when the deployment opts in (``record_text``). The
+event's RFC 8785 form is what the journal stores.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections.abc import Mapping
@@ -16,14 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from refusalkit.redact import Redactor
+
 __all__ = ["TURN_EVENT_SCHEMA", "TurnEvent", "TurnLog", "text_digest"]
 
 TURN_EVENT_SCHEMA = "refusalkit.turn-event/v1"
 
 
-def text_digest(text: str) -> str:
-    """``sha256:<hex>`` of the UTF-8 text: lets a holder of the transcript prove what was said."""
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+def text_digest(text: str, redactor: Redactor) -> str:
+    """``hmac-sha256:<key id>:<hex>`` of the UTF-8 text: keyed, so it correlates and proves
+    without letting a reader test guesses (DESIGN.md §1)."""
+    return redactor.digest(text.encode("utf-8"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from refusalkit.chat._attempt import Attempt
 from refusalkit.chat._events import TurnEvent
+from refusalkit.chat._scrub import Scrubber
 from refusalkit.chat._verdict import EthicsVerdict, SafetyVerdict
 from refusalkit.model import Decision
 
@@ -36,6 +37,7 @@ class ChatResponse:
     hedge_applied: bool
     attempts: tuple[Attempt, ...]
     event: TurnEvent
+    scrubber: Scrubber = field(repr=False, compare=False)
     journal_index: int | None = None
 
     @property
@@ -44,21 +46,22 @@ class ChatResponse:
         return self.selected == "refusal"
 
     def to_dict(self) -> dict[str, Any]:
-        """Wire form (one line of ``refusalkit chat replay`` output)."""
+        """Wire form (one line of ``refusalkit chat replay`` output), redacted."""
+        scrub = self.scrubber
         return {
             "schema": CHAT_RESPONSE_SCHEMA,
             "turn": self.turn,
             "session": self.session,
-            "surface": self.surface,
-            "walk_surface": self.walk_surface,
-            "articulation_surface": self.articulation_surface,
+            "surface": scrub.text(self.surface),
+            "walk_surface": scrub.text(self.walk_surface),
+            "articulation_surface": scrub.text(self.articulation_surface),
             "selected": self.selected,
             "selected_why": self.selected_why,
             "refusal_tags": list(self.refusal_tags),
             "hedge_applied": self.hedge_applied,
-            "safety_verdict": self.safety_verdict.to_dict(),
-            "ethics_verdict": self.ethics_verdict.to_dict(),
+            "safety_verdict": scrub.value(self.safety_verdict.to_dict(), always=True),
+            "ethics_verdict": scrub.value(self.ethics_verdict.to_dict(), always=True),
             "decision": self.decision.to_dict() if self.decision is not None else None,
-            "attempts": [a.to_dict() for a in self.attempts] if len(self.attempts) > 1 else [],
+            "attempts": [a.to_dict(scrub) for a in self.attempts] if len(self.attempts) > 1 else [],
             "event_id": self.event.event_id,
         }

@@ -5,10 +5,15 @@ safety boundaries and the ethics commitments, select the surface (typed refusal 
 articulation > articulation), optionally re-articulate once after a refusal, emit a TurnEvent to
 the turn log, the journal and (on refusal) the telemetry sinks, and remember whether the last
 refusal was typed for ``no_silent_correction``. One runtime is one conversation; not thread-safe.
+
+Nothing that leaves the runtime carries raw turn text unless ``record_text`` is set: turn events
+hold keyed digests, verdict evidence and error messages are redacted, and ``ChatResponse.to_dict``
+replaces every detected secret and personal-data span with its keyed token (DESIGN.md §1).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -29,6 +34,7 @@ from refusalkit.chat._safety import (
     decide_tool_calls,
     load_safety_pack,
 )
+from refusalkit.chat._scrub import Scrubber
 from refusalkit.chat._surface import Identity, build_refusal, inject_hedge
 from refusalkit.chat._telemetry import RefusalSink
 from refusalkit.chat._verdict import LastRefusal, Memory, ToolCall, Turn
@@ -108,6 +114,8 @@ class ChatRuntime:
         self.responder = responder
         self.identity = identity or self.ethics_pack.identity
         self.keyring = keyring or Keyring.generate()
+        self.redactor = self.keyring.redactor()
+        self.scrubber = Scrubber(self.redactor, raw=record_text)
         self.decision_point = decision_point
         self.context = SafetyContext(harm_classifier)
         self.turn_log = TurnLog(turn_log) if turn_log is not None else None
@@ -154,10 +162,14 @@ class ChatRuntime:
             )
         try:
             return as_reply(self.responder(messages))
-        except ResponderError:
-            raise
-        except Exception as exc:  # any responder failure is a ResponderError
-            raise ResponderError(f"the responder raised {type(exc).__name__}: {exc}") from exc
+        except ResponderError as exc:
+            message = self.scrubber.always(exc.message)
+            if message == exc.message:
+                raise
+            raise ResponderError(message, hint=exc.hint) from exc
+        except Exception as exc:  # any responder failure is a ResponderError, redacted
+            message = self.scrubber.always(f"the responder raised {type(exc).__name__}: {exc}")
+            raise ResponderError(message) from exc
 
     def _memory_with(self, user_input: str) -> Memory:
         found = {f"{f.kind}:{f.value}" for f in find_private_data(user_input)}
@@ -204,6 +216,7 @@ class ChatRuntime:
             reply = self._ask([*messages, note])
         except ResponderError as exc:
             log.warning("re-articulation failed, the typed refusal stands: %s", exc.message)
+            # (exc.message was redacted by _ask)
             return None
         return self._attempt(pending, reply)
 
@@ -234,8 +247,8 @@ class ChatRuntime:
         if second is not None:
             record["surfaced"] = second.refusal is None
             record["retry_tags"] = list(second.refusal.tags) if second.refusal else []
-            record["first_articulation"] = text_digest(first.articulation)
-            record["retry_articulation"] = text_digest(second.articulation)
+            record["first_articulation"] = text_digest(first.articulation, self.redactor)
+            record["retry_articulation"] = text_digest(second.articulation, self.redactor)
         return record
 
     def _finish(self, pending: _Pending, first: Attempt, second: Attempt | None) -> ChatResponse:
@@ -247,15 +260,15 @@ class ChatRuntime:
             request = {  # texts enter the keyed digest as their SHA-256 (fast, same binding)
                 "session": self.session,
                 "turn": index,
-                "input": text_digest(user_input),
-                "articulation": text_digest(sel.final.articulation),
+                "input": _sha256(user_input),
+                "articulation": _sha256(sel.final.articulation),
                 "tool_calls": [c.to_dict() for c in sel.final.tool_calls],
             }
             decision = refusal_decision(
                 sel.final,
                 policy=self.policy,
                 subject=Subject(self.agent, self.session),
-                redactor=self.keyring.redactor(),
+                redactor=self.redactor,
                 request=request,
             )
         event = self._event(pending, sel, decision)
@@ -278,6 +291,7 @@ class ChatRuntime:
             bool(sel.final.hedge["applied"]),
             attempts,
             event,
+            self.scrubber,
             journal_index,
         )
 
@@ -286,7 +300,7 @@ class ChatRuntime:
         last = memory.last_refusal
         if sel.selected == "refusal":
             last = LastRefusal(index, typed=True)
-        elif looks_like_refusal(sel.surface):  # the responder refused in its own words
+        elif looks_like_refusal(sel.surface):  # defensive: no_silent_correction types these
             last = LastRefusal(index, typed=False)
         self.memory = replace(memory, last_refusal=last)
         self.history += [
@@ -316,9 +330,9 @@ class ChatRuntime:
             refusal_typed=sel.selected == "refusal",
             hedge=final.hedge,
             retry=sel.retry,
-            safety_verdict=final.safety_verdict.to_dict(),
-            ethics_verdict=final.ethics_verdict.to_dict(),
-            surfaces={k: text_digest(v) for k, v in surfaces.items()},
+            safety_verdict=self.scrubber.value(final.safety_verdict.to_dict(), always=True),
+            ethics_verdict=self.scrubber.value(final.ethics_verdict.to_dict(), always=True),
+            surfaces={k: text_digest(v, self.redactor) for k, v in surfaces.items()},
             packs=self._packs(),
             decision_id=decision.decision_id if decision else None,
             text=surfaces if self.record_text else None,
@@ -344,9 +358,9 @@ class ChatRuntime:
             retry=None,
             safety_verdict=None,
             ethics_verdict=None,
-            surfaces={"input": text_digest(user_input)},
+            surfaces={"input": text_digest(user_input, self.redactor)},
             packs=self._packs(),
-            error={"type": type(exc).__name__, "message": exc.message},
+            error={"type": type(exc).__name__, "message": self.scrubber.always(exc.message)},
             text={"input": user_input} if self.record_text else None,
         )
         self._record(event, ())
@@ -370,6 +384,11 @@ class ChatRuntime:
                 sink.refusal(event)
             except Exception:  # telemetry never breaks a turn
                 log.warning("refusal sink %r failed", sink, exc_info=True)
+
+
+def _sha256(text: str) -> str:
+    """Binds a text inside the keyed request digest; never stored on its own."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _plain_why(attempt: Attempt) -> str:

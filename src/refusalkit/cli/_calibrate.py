@@ -21,7 +21,7 @@ from rich.table import Table
 from refusalkit.cli._app import app
 from refusalkit.cli._common import KeyringOption, err_console, load_keyring, out_console
 from refusalkit.errors import UsageError, VerificationError
-from refusalkit.keyring import Keyring
+from refusalkit.keyring import Keyring, default_keyring_path
 from refusalkit.provenance import (
     STARTER_SET_NAME,
     Baseline,
@@ -34,13 +34,14 @@ from refusalkit.provenance import (
     import_xstest,
     journal_record,
     judge_names,
+    keyring_public_keys,
     load_set,
     record_baseline,
     render_html,
     run_calibration,
     starter_set,
 )
-from refusalkit.provenance._verdict import DEFAULT_MIN_PROMPTS
+from refusalkit.provenance._verdict import DEFAULT_MIN_PROMPTS, Verdict
 
 __all__ = ["calibrate_app"]
 
@@ -259,6 +260,19 @@ def _public_key(spec: str | None) -> bytes | None:
     return raw
 
 
+def _trusted_keys(public_key: str | None, keyring: Path | None) -> tuple[bytes, ...]:
+    """The keys a receipt must be signed with: ``--public-key``, else the keyring's signing keys
+    (``--keyring`` / ``$REFUSALKIT_KEYRING`` / the default keyring, never created here); else none,
+    and verification fails closed. The key inside the file is never trusted by itself."""
+    pinned = _public_key(public_key)
+    if pinned is not None:
+        return (pinned,)
+    path = keyring if keyring is not None else default_keyring_path()
+    if keyring is None and not path.exists():
+        return ()
+    return keyring_public_keys(Keyring.load(path))
+
+
 def _b64(text: str) -> bytes | None:
     try:
         return base64.b64decode(text, validate=True)
@@ -275,15 +289,17 @@ def verify_cmd(
         str | None,
         typer.Option(
             "--public-key",
-            help="Trusted journal key (base64, C2SP vkey, or a file); default: the receipt's.",
+            help="Trusted journal key (base64, C2SP vkey, or a file); default: the keyring's.",
         ),
     ] = None,
+    keyring: KeyringOption = None,
 ) -> None:
-    """Check a baseline's receipt offline: inclusion proof and checkpoint signature."""
+    """Check a baseline's receipt offline: inclusion proof and checkpoint signature by a trusted
+    key (--public-key, else the keyring's); exit 1 if it does not verify or no key is trusted."""
     baseline = Baseline.load(baseline_path)
-    baseline.verify(public_key=_public_key(public_key))
+    baseline.verify(public_key=_trusted_keys(public_key, keyring))
     assert baseline.receipt is not None
-    trust = "the pinned key" if public_key else "the receipt's own key (pin one with --public-key)"
+    trust = "the pinned key" if public_key else "a key of the keyring"
     out_console.print(
         f"OK: baseline {baseline.baseline_id} is entry {baseline.receipt.index} of "
         f"{baseline.receipt.origin!r} (tree size {baseline.receipt.tree_size}), signed by {trust}",
@@ -314,6 +330,9 @@ def _print_report(report: DriftReport) -> None:
     if report.forced:
         out_console.print(f"[bold red]FORCED comparison:[/] {'; '.join(report.mismatches)}")
     out_console.print(_report_table(report))
+    for name, r in report.categories.items():
+        if r.verdict is Verdict.INCONCLUSIVE:
+            out_console.print(f"  {name}: {r.why}", markup=False)
     for flip in report.flips[:50]:
         flag = " [bold red]FLAGGED[/]" if flip.flagged else ""
         what = f"  {flip.id} ({flip.category}, expect {flip.expect}): "
@@ -346,7 +365,8 @@ def drift_cmd(
         float, typer.Option("--alpha", min=1e-9, max=1.0, help="McNemar significance level.")
     ] = 0.05,
     min_prompts: Annotated[
-        int, typer.Option("--min-prompts", min=1, help="Fewer paired prompts is inconclusive.")
+        int,
+        typer.Option("--min-prompts", min=1, help="Fewer paired prompts overall is inconclusive."),
     ] = DEFAULT_MIN_PROMPTS,
     html: Annotated[
         Path | None, typer.Option("--html", help="Also write a self-contained HTML report.")
@@ -359,7 +379,11 @@ def drift_cmd(
         str | None, typer.Option("--journal", help="Also append the report to this journal.")
     ] = None,
     public_key: Annotated[
-        str | None, typer.Option("--public-key", help="Trusted key for the baseline's receipt.")
+        str | None,
+        typer.Option(
+            "--public-key",
+            help="Trusted key for the baseline's receipt; default: the keyring's.",
+        ),
     ] = None,
     keyring: KeyringOption = None,
 ) -> None:
@@ -369,7 +393,7 @@ def drift_cmd(
         raise VerificationError(
             f"{baseline_path} has no receipt", hint="Record it with `calibrate baseline`."
         )
-    baseline.verify(public_key=_public_key(public_key))
+    baseline.verify(public_key=_trusted_keys(public_key, keyring))
     report = compare(
         baseline,
         CalibrationRun.load(run_path),

@@ -1,7 +1,10 @@
 """``refusalkit chat``: an interactive guarded session, and ``chat replay`` to audit a transcript.
 
 DESIGN.md §4. Both paths use the same ``ChatRuntime``; ``--policy PACK`` gives the runtime a
-decision point so proposed tool calls are checkable (``no_unauthorized_action``).
+decision point so proposed tool calls are checkable (``no_unauthorized_action``). Everything
+printed besides the reply itself (replay JSON, ``--show-verdicts``) is the redacted wire form:
+secrets and personal data appear as keyed redaction tokens unless ``--record-text`` is given.
+An interactive session that loses its endpoint stops with ``error:``/``hint:`` and exit code 2.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import typer
 
 from refusalkit.cli._app import app
 from refusalkit.cli._common import KeyringOption, err_console, load_keyring, out_console
-from refusalkit.errors import ResponderError, UsageError
+from refusalkit.errors import UsageError
 from refusalkit.keyring import Keyring
 
 __all__ = ["app", "chat_app"]
@@ -57,7 +60,13 @@ JournalOption = Annotated[
     ),
 ]
 RecordTextOption = Annotated[
-    bool, typer.Option("--record-text", help="Put raw text in turn events (default: digests).")
+    bool,
+    typer.Option(
+        "--record-text",
+        help="Your explicit choice to store and print RAW text: turn events carry the text, and "
+        "replay / --show-verdicts output is not redacted. Default: keyed digests in events, and "
+        "secrets and personal data replaced by keyed redaction tokens in all output.",
+    ),
 ]
 
 
@@ -150,7 +159,7 @@ def chat(
 
     keyring = load_keyring(keyring_path)
     responder = EndpointResponder(endpoint, model, api_key=os.environ.get(api_key_env))
-    with _journal(journal, keyring) as store:
+    with contextlib.closing(responder), _journal(journal, keyring) as store:
         runtime = _runtime(
             responder,
             ethics_pack=ethics_pack,
@@ -162,7 +171,6 @@ def chat(
             rearticulate=rearticulate,
         )
         _interact(runtime, show_verdicts=show_verdicts)
-    responder.close()
 
 
 def _interact(runtime: Any, *, show_verdicts: bool) -> None:
@@ -176,29 +184,30 @@ def _interact(runtime: Any, *, show_verdicts: bool) -> None:
             break
         if not line.strip():
             continue
-        try:
-            response = runtime.turn(line)
-        except ResponderError as exc:
-            err_console.print(f"[bold red]error:[/] {exc.message}", markup=True)
-            continue
+        response = runtime.turn(line)  # a ResponderError ends the session: error, hint, exit 2
         out_console.print(response.surface, markup=False)
         if show_verdicts:
             _print_verdicts(response)
 
 
 def _print_verdicts(response: Any) -> None:
-    for kind, verdict in (("safety", response.safety_verdict), ("ethics", response.ethics_verdict)):
-        for r in verdict.results:
+    """Verdicts, selection and (on a refusal) the withheld articulation, from the redacted wire
+    form: the terminal may be logged, so it gets what a stored artefact would."""
+    wire = response.to_dict()
+    for kind in ("safety", "ethics"):
+        for r in wire[f"{kind}_verdict"]["results"]:
             state = (
                 "not checkable"
-                if not r.runtime_checkable
-                else ("upheld" if r.upheld else "VIOLATED")
+                if not r["runtime_checkable"]
+                else ("upheld" if r["upheld"] else "VIOLATED")
             )
-            err_console.print(f"  {kind}:{r.id}: {state}", markup=False)
-    what = ", ".join(response.refusal_tags) or "none"
+            err_console.print(f"  {kind}:{r['id']}: {state}", markup=False)
+    what = ", ".join(wire["refusal_tags"]) or "none"
     err_console.print(
-        f"  selected: {response.selected} ({response.selected_why}); refusal: {what}", markup=False
+        f"  selected: {wire['selected']} ({wire['selected_why']}); refusal: {what}", markup=False
     )
+    if wire["selected"] == "refusal":
+        err_console.print(f"  withheld: {wire['articulation_surface']}", markup=False)
 
 
 @chat_app.command("replay")

@@ -147,9 +147,7 @@ def _emitter(explain_trails: bool, out: IO[str]) -> Emit:
     return emit
 
 
-def _decide_journaled(
-    decided: Iterator[tuple[int, Decision]], log: Journal, emit: Emit
-) -> None:
+def _decide_journaled(decided: Iterator[tuple[int, Decision]], log: Journal, emit: Emit) -> None:
     """Append decisions in batches (at most 1,000, or 0.2 s old), print each once durable.
 
     Ends with a signed checkpoint covering everything appended, reported on stderr.

@@ -19,15 +19,17 @@ from rich.table import Table
 
 from refusalkit.cli._app import app
 from refusalkit.cli._common import KeyringOption, err_console, load_keyring, out_console
-from refusalkit.errors import UsageError, VerificationError
+from refusalkit.errors import KeyringError, UsageError, VerificationError
 from refusalkit.journal import (
     Journal,
     NoteVerifier,
     VerifyReport,
     export_bundle,
+    normalise_time,
     open_journal,
     verify_bundle,
 )
+from refusalkit.keyring import resolve_keyring
 
 __all__ = ["app", "journal_app"]
 
@@ -56,11 +58,15 @@ OriginOption = Annotated[
     ),
 ]
 _BATCH = 1000
+_TIME_HELP = "RFC 3339 time (Z or an offset) or a date YYYY-MM-DD (UTC), inclusive."
 
 
 @contextmanager
-def _open(store: str, keyring: Path | None, origin: str | None = None) -> Iterator[Journal]:
-    with open_journal(store, load_keyring(keyring), origin=origin) as journal:
+def _open(
+    store: str, keyring: Path | None, origin: str | None = None, *, create: bool = False
+) -> Iterator[Journal]:
+    """The journal at ``store``; only ``append`` creates a missing one (``create=True``)."""
+    with open_journal(store, load_keyring(keyring), origin=origin, create=create) as journal:
         yield journal
 
 
@@ -91,7 +97,7 @@ def append_cmd(
     """Append JSONL records (one JSON object a line); prints the index range as JSON."""
     source = sys.stdin if file == "-" else _open_text(file)
     appended: list[int] = []
-    with _open(store, keyring, origin) as journal:
+    with _open(store, keyring, origin, create=True) as journal:
         batch: list[dict[str, Any]] = []
         for record in _records(source, "stdin" if file == "-" else file):
             batch.append(record)
@@ -150,10 +156,23 @@ def prove_consistency(
         _emit(journal.consistency_proof(old, new))
 
 
-def _trusted(public_keys: list[str]) -> list[NoteVerifier] | None:
-    if not public_keys:
-        return None
-    return [NoteVerifier.parse(k) for k in public_keys]
+def _trusted(public_keys: list[str], keyring: Path | None) -> dict[str, Any]:
+    """What ``verify --bundle`` trusts: ``--public-key`` keys, else the keyring's public keys.
+
+    The keyring is looked up as elsewhere (``--keyring``, ``$REFUSALKIT_KEYRING``, the default
+    one) but never created: a new keyring could vouch for nothing.
+    """
+    if public_keys:
+        return {"trusted": [NoteVerifier.parse(k) for k in public_keys]}
+    try:
+        ring, _ = resolve_keyring(keyring, create=False)
+    except KeyringError as exc:
+        raise VerificationError(
+            "no trusted key: give --public-key, or a keyring holding the log's signing key",
+            hint="Pass the verifier key you got from the log's operator: "
+            "--public-key NAME+ID+BASE64.",
+        ) from exc
+    return {"public_keys": [ring.public_key_bytes(kid) for kid in ring.signing_keys]}
 
 
 def _print_report(report: VerifyReport, as_json: bool) -> None:
@@ -189,7 +208,9 @@ def verify_cmd(
     public_key: Annotated[
         list[str] | None,
         typer.Option(
-            "--public-key", help="Trusted verifier key NAME+ID+BASE64 (bundles; repeatable)."
+            "--public-key",
+            help="Trusted verifier key NAME+ID+BASE64 for --bundle (repeatable); "
+            "default: the keyring's keys.",
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
@@ -200,10 +221,7 @@ def verify_cmd(
         raise UsageError("give a STORE or --bundle BUNDLE (one of them)")
     try:
         if bundle is not None:
-            trusted = _trusted(public_key or [])
-            if trusted is None:
-                err_console.print("note: trusting the bundle's own key; pin it with --public-key")
-            report = verify_bundle(bundle, trusted=trusted)
+            report = verify_bundle(bundle, **_trusted(public_key or [], keyring))
         else:
             assert store is not None
             with _open(store, keyring) as journal:
@@ -224,8 +242,8 @@ def query_cmd(
     rule: Annotated[str | None, typer.Option("--rule", help="The matched rule id.")] = None,
     agent: Annotated[str | None, typer.Option("--agent", help="subject.agent.")] = None,
     session: Annotated[str | None, typer.Option("--session", help="subject.session.")] = None,
-    since: Annotated[str | None, typer.Option("--since", help="RFC 3339 time, inclusive.")] = None,
-    until: Annotated[str | None, typer.Option("--until", help="RFC 3339 time, inclusive.")] = None,
+    since: Annotated[str | None, typer.Option("--since", help=_TIME_HELP)] = None,
+    until: Annotated[str | None, typer.Option("--until", help=_TIME_HELP)] = None,
     schema: Annotated[
         str | None, typer.Option("--schema", help="Record kind, e.g. refusalkit.decision/v1.")
     ] = None,
@@ -235,6 +253,7 @@ def query_cmd(
     keyring: KeyringOption = None,
 ) -> None:
     """Print matching records in index order as JSONL."""
+    since, until = _window(since, until)
     with _open(store, keyring) as journal:
         for _, record in journal.query(
             schema=schema,
@@ -250,6 +269,14 @@ def query_cmd(
             _emit(record)
 
 
+def _window(since: str | None, until: str | None) -> tuple[str | None, str | None]:
+    """``--since``/``--until`` as the journal indexes times; exit 2 on anything not RFC 3339."""
+    return (
+        None if since is None else normalise_time(since, name="--since"),
+        None if until is None else normalise_time(until, name="--until", end_of_day=True),
+    )
+
+
 def _stats_table(title: str, counts: dict[str, int]) -> Table:
     table = Table(title=title, title_justify="left")
     table.add_column(title.rsplit(maxsplit=1)[-1])
@@ -262,12 +289,13 @@ def _stats_table(title: str, counts: dict[str, int]) -> Table:
 @journal_app.command("stats")
 def stats_cmd(
     store: StoreArg,
-    since: Annotated[str | None, typer.Option("--since", help="RFC 3339 time, inclusive.")] = None,
-    until: Annotated[str | None, typer.Option("--until", help="RFC 3339 time, inclusive.")] = None,
+    since: Annotated[str | None, typer.Option("--since", help=_TIME_HELP)] = None,
+    until: Annotated[str | None, typer.Option("--until", help=_TIME_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
     keyring: KeyringOption = None,
 ) -> None:
     """Counts of records by action, reason code and rule."""
+    since, until = _window(since, until)
     with _open(store, keyring) as journal:
         stats = journal.stats(since=since, until=until)
     if as_json:
@@ -280,6 +308,14 @@ def stats_cmd(
         ("by_rule", "by rule"),
     ):
         out_console.print(_stats_table(title, stats[key]))
+
+
+@journal_app.command("public-key")
+def public_key_cmd(store: StoreArg, keyring: KeyringOption = None) -> None:
+    """Print the journal's verifier key(s), NAME+ID+BASE64, for auditors' --public-key."""
+    with _open(store, keyring) as journal:
+        for verifier in journal.trusted():
+            typer.echo(verifier.vkey)
 
 
 @journal_app.command("export")

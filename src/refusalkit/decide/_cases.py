@@ -67,7 +67,7 @@ def _case(index: int, raw: Any, lines: Any) -> Case:
 
 def load_cases(path: str | Path) -> list[Case]:
     """Read a case file; raises ``PolicyError`` naming the file, line and key at fault."""
-    data, lines = read_pack_source(path)
+    data, lines = read_pack_source(path, what="cases file")
     if not isinstance(data, list):
         raise lines.error("a case file is a list of cases")
     return [_case(i, raw, lines) for i, raw in enumerate(data)]

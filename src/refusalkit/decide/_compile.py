@@ -343,8 +343,10 @@ class _Compiler:
         self.reveal = frozenset(k for k, v in classes.items() if v.get("reveal", False))
 
     def spec(self, field: str, raw: Any, where: KeyPath) -> CondSpec:
-        try:
-            cond = compile_condition(raw)
+        named = raw.get("class", UNCLASSIFIED) if isinstance(raw, Mapping) else UNCLASSIFIED
+        shown = field == "tool" or (isinstance(named, str) and named in self.reveal)
+        try:  # a literal of a hidden class is withheld from the test text too (DESIGN.md §1)
+            cond = compile_condition(raw, hide_values=not shown)
         except ConditionSpecError as exc:
             raise self.lines.error(str(exc), (*where, exc.key) if exc.key else where) from exc
         field_class = cond.field_class or UNCLASSIFIED

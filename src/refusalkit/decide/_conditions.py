@@ -179,17 +179,36 @@ def _ipv4(value: str) -> int | None:
     return number
 
 
+_NAT64 = int(ipaddress.IPv6Address("64:ff9b::"))  # RFC 6052 §2.1 well-known prefix, /96
+_LOW32 = 0xFFFF_FFFF
+
+IPForms = tuple[tuple[int, int], ...]
+
+
 @functools.lru_cache(maxsize=4096)
-def _ip(value: str) -> tuple[int, int] | None:
-    """``(version, integer)`` of an IP address string, or None when it is not one."""
+def _ip(value: str) -> IPForms | None:
+    """The ``(version, integer)`` forms of an IP address string, or None when it is not one.
+
+    An IPv6 address that carries an IPv4 host is also that IPv4 address, so that IPv4 networks
+    catch it: IPv4-mapped ``::ffff:a.b.c.d`` (RFC 4291 §2.5.5.2) and the NAT64 well-known
+    prefix ``64:ff9b::a.b.c.d`` (RFC 6052 §2.1). 6to4 (``2002::/16``) and the deprecated
+    IPv4-compatible form are not translated: they do not name the IPv4 host itself.
+    """
     number = _ipv4(value)
     if number is not None:
-        return 4, number
+        return ((4, number),)
     try:
         addr = ipaddress.ip_address(value)
     except ValueError:
         return None
-    return addr.version, int(addr)
+    if addr.version == 4:
+        return ((4, int(addr)),)
+    mapped = addr.ipv4_mapped if isinstance(addr, ipaddress.IPv6Address) else None
+    if mapped is not None:
+        return (6, int(addr)), (4, int(mapped))
+    if int(addr) & ~_LOW32 == _NAT64:
+        return (6, int(addr)), (4, int(addr) & _LOW32)
+    return ((6, int(addr)),)
 
 
 def _cidr_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
@@ -206,19 +225,24 @@ def _cidr_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
     def check(value: Any) -> int:
         if not isinstance(value, str):
             return UNKNOWN
-        parsed = _ip(value)
-        if parsed is None:
+        forms = _ip(value)
+        if forms is None:
             return UNKNOWN
-        version, number = parsed
         for index, net_version, network, mask in masks:
-            if version == net_version and number & mask == network:
-                return index
+            for version, number in forms:
+                if version == net_version and number & mask == network:
+                    return index
         return FALSE
 
     return check, tuple(f"cidr {item}" for item in items), _label("cidr", items)
 
 
-def _in_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
+def _withheld(count: int) -> str:
+    """The stand-in for ``count`` policy literals of a class that is not ``reveal: true``."""
+    return "(withheld value)" if count == 1 else f"({count} withheld values)"
+
+
+def _in_op(spec: Any, hide: bool) -> tuple[Check, tuple[str, ...], str]:
     if not isinstance(spec, list) or not spec:
         raise ConditionSpecError("`in` takes a non-empty list of values", "in")
     table: dict[tuple[str, Any], int] = {}
@@ -234,7 +258,8 @@ def _in_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
             return UNKNOWN
         return table.get((kind, value), FALSE)
 
-    tests = tuple(f"in [{', '.join(map(_show, spec))}]" for _ in spec)
+    shown = _withheld(len(spec)) if hide else f"[{', '.join(map(_show, spec))}]"
+    tests = tuple(f"in {shown}" for _ in spec)
     return check, tests, tests[0]
 
 
@@ -258,7 +283,7 @@ def _range_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
     return check, (text,), text
 
 
-def _equal_op(target: Any) -> tuple[Check, tuple[str, ...], str]:
+def _equal_op(target: Any, hide: bool) -> tuple[Check, tuple[str, ...], str]:
     kind = json_type(target)
     if kind in ("array", "object"):
         raise ConditionSpecError("a bare condition must be a scalar; use `in` for a list")
@@ -277,12 +302,12 @@ def _equal_op(target: Any) -> tuple[Check, tuple[str, ...], str]:
                 return UNKNOWN
             return 0 if value == target else FALSE
 
-    text = f"== {_show(target)}"
+    text = f"== {_withheld(1) if hide else _show(target)}"
     return check, (text,), text
 
 
-def _not_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
-    inner = compile_condition(spec)
+def _not_op(spec: Any, hide: bool) -> tuple[Check, tuple[str, ...], str]:
+    inner = compile_condition(spec, hide_values=hide)
 
     def check(value: Any) -> int:
         outcome = inner.check(value)
@@ -302,10 +327,16 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def compile_condition(spec: Any) -> Condition:
-    """Compile one condition: a bare scalar (equality) or a map with one operator and ``class``."""
+def compile_condition(spec: Any, *, hide_values: bool = False) -> Condition:
+    """Compile one condition: a bare scalar (equality) or a map with one operator and ``class``.
+
+    ``hide_values``: the field's class is not ``reveal: true``, so the trail texts of ``==`` and
+    ``in`` count their literals instead of quoting them (a quoted literal that matched would
+    be the request's value in clear, DESIGN.md §1 Redaction). Patterns (``glob``, ``regex``,
+    ``prefix``, ``cidr``) and ``range`` bounds are shown: they describe values, they are not one.
+    """
     if not isinstance(spec, Mapping):
-        check, tests, false_text = _equal_op(spec)
+        check, tests, false_text = _equal_op(spec, hide_values)
         return Condition(check, tests, false_text, None, index_keys("==", [spec]))
     field_class = spec.get("class")
     if field_class is not None and not isinstance(field_class, str):
@@ -318,19 +349,19 @@ def compile_condition(spec: Any) -> Condition:
         raise ConditionSpecError(
             f"a condition has exactly one operator of {', '.join(OPERATORS)} (found {len(ops)})"
         )
-    return _operator(ops[0], spec[ops[0]], field_class)
+    return _operator(ops[0], spec[ops[0]], field_class, hide_values)
 
 
-def _operator(op: str, arg: Any, field_class: str | None) -> Condition:
+def _operator(op: str, arg: Any, field_class: str | None, hide: bool) -> Condition:
     if op in ("glob", "regex", "prefix"):
         check, tests, false_text = _string_op(op, arg)
     elif op == "cidr":
         check, tests, false_text = _cidr_op(arg)
     elif op == "in":
-        check, tests, false_text = _in_op(arg)
+        check, tests, false_text = _in_op(arg, hide)
     elif op == "range":
         check, tests, false_text = _range_op(arg)
     else:
-        check, tests, false_text = _not_op(arg)
+        check, tests, false_text = _not_op(arg, hide)
     items = arg if isinstance(arg, list) else [arg]
     return Condition(check, tests, false_text, field_class, index_keys(op, items))

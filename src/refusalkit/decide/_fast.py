@@ -3,8 +3,10 @@
 - ``canonical_bytes``: RFC 8785 bytes. For the common case (strings, booleans, null, safe
   integers, ASCII keys; exact built-in types only) a sorted-key JSON encoder already emits the
   JCS form (JCS §3.2.2: escapes only ``"``, ``\\`` and controls, lower-case ``\\u00xx``; key
-  order by UTF-16 units, which equals code point order for ASCII). ``orjson`` is used for that
-  when installed, else ``json``'s C encoder; anything else goes to ``rfc8785``.
+  order by UTF-16 units, which equals code point order for ASCII). ``orjson`` (a core
+  dependency) is used for that; ``json``'s C encoder stays as a cheap fallback for an install
+  without it (both are checked against ``rfc8785`` in the tests); anything else goes to
+  ``rfc8785``.
 - ``stamp``: a UUIDv7 (RFC 9562 §5.7) and the matching ``format_timestamp`` text, both from one
   clock reading; the time parts are recomputed once per millisecond and the random parts come
   from a pool filled by one ``os.urandom`` read per 256 ids.
@@ -73,9 +75,9 @@ def encode_json(value: Any) -> bytes:
 
 
 def _orjson_encoder() -> Callable[[Any], bytes] | None:
-    """``orjson``'s sorted-key encoder when it is installed (an optional accelerator)."""
+    """``orjson``'s sorted-key encoder; None if it is missing (it is a core dependency)."""
     try:
-        import orjson  # noqa: PLC0415 (optional)
+        import orjson  # noqa: PLC0415 (guarded: the json fallback keeps the results the same)
     except ImportError:  # pragma: no cover (exercised when orjson is not installed)
         return None
     dumps = orjson.dumps
@@ -89,7 +91,7 @@ def _orjson_encoder() -> Callable[[Any], bytes] | None:
 
 
 encode_orjson = _orjson_encoder()
-# The encoder of ``plain`` values: JCS bytes by ``orjson`` if installed, else by ``json``.
+# The encoder of ``plain`` values: JCS bytes by ``orjson``, else (not installed) by ``json``.
 encode_plain: Callable[[Any], bytes] = encode_orjson or encode_json
 
 

@@ -1,7 +1,8 @@
 """Path globs compiled once: ``*`` stops at ``/``, ``**`` crosses it (DESIGN.md §2, Conditions).
 
-A glob matches the whole value. ``?`` is one character other than ``/``; ``[...]`` is not special
-(paths contain brackets). ``**/`` also matches no directory at all, so ``**/.env`` matches ``.env``.
+A glob matches the whole value, newlines included. ``?`` is one character other than ``/``;
+``[...]`` is not special (paths contain brackets). ``**/`` also matches no directory at all, so
+``**/.env`` matches ``.env``.
 Common shapes (literal, ``prefix/**``, ``**/name``) get a string-method fast path; the rest run on
 RE2, which is linear in the input whatever the pattern.
 """
@@ -20,7 +21,11 @@ _META = frozenset("*?")
 
 
 def glob_to_regex(glob: str) -> str:
-    """The anchored RE2 regex equivalent of ``glob``."""
+    """The anchored RE2 regex equivalent of ``glob``.
+
+    ``(?s)``: a value is a string, not a line, so ``**`` crosses ``\\n`` (as the string-method
+    fast paths do); ``*`` and ``?`` still stop only at ``/``.
+    """
     out: list[str] = []
     i = 0
     while i < len(glob):
@@ -39,7 +44,7 @@ def glob_to_regex(glob: str) -> str:
         else:
             out.append(re2.escape(glob[i]))
             i += 1
-    return "^" + "".join(out) + "$"
+    return "(?s)^" + "".join(out) + "$"
 
 
 def _literal(text: str) -> bool:

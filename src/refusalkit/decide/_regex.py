@@ -6,18 +6,31 @@ directly on UTF-8 bytes. Before that, a *prefilter* (as RE2's own ``FilteredRE2`
 literals that every match must contain: a value lacking all of them cannot match. The literals
 come from Python's parse of the pattern, conservatively: only top-level, case-sensitive runs,
 mandatory groups, repeats with a minimum of one, and alternations where every branch has one.
+
+Python's parser is not RE2's: it reads ``[[:digit:]]`` as a set and a literal ``]``, and does
+not know ``\\pN``, ``\\Q..\\E`` or ``\\C``. A shortcut built on a misparse would skip RE2 and
+fail open, so both shortcuts run only on patterns in the syntax the two engines share
+(``shared_syntax``: a whitelist of escapes, no POSIX-style ``[:``/``[=``/``[.``, no ``{,n}``)
+and that Python parses without any warning; every other pattern goes to RE2 alone.
 """
 
 from __future__ import annotations
 
 import re
 import string
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import re2
 
-__all__ = ["re2_compile", "regex_literal", "required_literals", "search_predicate"]
+__all__ = [
+    "re2_compile",
+    "regex_literal",
+    "required_literals",
+    "search_predicate",
+    "shared_syntax",
+]
 
 _UNANCHORED = re2._Anchor.UNANCHORED
 _ANCHOR_BOTH = re2._Anchor.ANCHOR_BOTH
@@ -65,13 +78,54 @@ def _requirements(items: Any, c: Any) -> list[Requirement]:
     return out
 
 
+# Escapes that both RE2 and Python read as the escaped character itself.
+_LITERAL_ESCAPES = frozenset(string.punctuation + " \t\n\r\x0b\x0c")
+# Letter escapes with one meaning in both (RE2 syntax vs Python ``re``); ``\\x`` needs two hex
+# digits. Digits (octal/backreferences), ``\\p``, ``\\Q``, ``\\C``, ``\\z``, ... are not here.
+_SHARED_LETTER_ESCAPES = frozenset("dDwWsSbBAfnrtv")
+_HEX = frozenset(string.hexdigits)
+# RE2 reads these as POSIX classes (``[[:alpha:]]``) or a literal; Python as a nested ``[``.
+# ``{,n}`` is a literal in RE2 and a repeat in Python.
+_DISPUTED = ("[:", "[=", "[.", "{,")
+
+
+def shared_syntax(pattern: str) -> bool:
+    """True when ``pattern`` uses only syntax that RE2 and Python ``re`` parse alike.
+
+    A whitelist: every escape is punctuation, whitespace, one of ``\\d \\D \\w \\W \\s \\S
+    \\b \\B \\A \\f \\n \\r \\t \\v`` or ``\\xHH``, and no POSIX-style bracket or ``{,`` occurs.
+    """
+    if any(text in pattern for text in _DISPUTED):
+        return False
+    slash = pattern.find("\\")
+    while slash != -1:
+        escaped = pattern[slash + 1 : slash + 2]
+        if escaped == "x":
+            digits = pattern[slash + 2 : slash + 4]
+            if len(digits) != 2 or not _HEX.issuperset(digits):
+                return False
+        elif escaped not in _LITERAL_ESCAPES and escaped not in _SHARED_LETTER_ESCAPES:
+            return False
+        slash = pattern.find("\\", slash + 2)
+    return True
+
+
+def _python_parse(pattern: str) -> Any:
+    """Python's parse of a ``shared_syntax`` pattern, or None (any error or warning)."""
+    if _parser is None or _constants is None or not shared_syntax(pattern):
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            return _parser.parse(pattern)
+        except Exception:  # noqa: BLE001 (unparsed, or parsed with a warning: no shortcut)
+            return None
+
+
 def required_literals(pattern: str) -> Requirement | None:
     """Literals of which every match of ``pattern`` contains at least one; None if unknown."""
-    if _parser is None or _constants is None:
-        return None
-    try:
-        parsed = _parser.parse(pattern)
-    except Exception:  # noqa: BLE001 (a pattern Python cannot parse gets no prefilter)
+    parsed = _python_parse(pattern)
+    if parsed is None:
         return None
     if parsed.state.flags & (_constants.SRE_FLAG_IGNORECASE | _constants.SRE_FLAG_VERBOSE):
         return None
@@ -79,27 +133,21 @@ def required_literals(pattern: str) -> Requirement | None:
     return best if best else None
 
 
-# Escapes that both RE2 and Python read as the escaped character itself.
-_LITERAL_ESCAPES = frozenset(string.punctuation + " \t\n\r\x0b\x0c")
-
-
 def regex_literal(pattern: str) -> str | None:
     """The text that ``pattern`` matches exactly when it is a plain literal, else None.
 
     Conservative: every backslash escapes ASCII punctuation or whitespace (never a letter or
-    digit, where RE2 and Python differ), no flags, and Python parses nothing but literals. An
+    digit, where RE2 and Python differ), the syntax is shared (``shared_syntax``), no flags,
+    and Python parses nothing but literals, with no warning. An
     unanchored search for such a pattern is a substring test (UTF-8 is self-synchronising).
     """
-    if _parser is None or _constants is None:
-        return None
     slash = pattern.find("\\")
     while slash != -1:
         if pattern[slash + 1 : slash + 2] not in _LITERAL_ESCAPES:
             return None
         slash = pattern.find("\\", slash + 2)
-    try:
-        parsed = _parser.parse(pattern)
-    except Exception:  # noqa: BLE001 (not a pattern Python reads: not a literal either)
+    parsed = _python_parse(pattern)
+    if parsed is None:
         return None
     if parsed.state.flags & ~_constants.SRE_FLAG_UNICODE:
         return None

@@ -38,6 +38,7 @@ class Lines:
 
     source: str
     lines: dict[KeyPath, int] = field(default_factory=dict)
+    hint: str | None = None  # the hint of errors in this file (None: PolicyError's, for a pack)
 
     def line(self, path: Sequence[str | int]) -> int | None:
         """The line of ``path``, or of its nearest ancestor that has one."""
@@ -53,7 +54,8 @@ class Lines:
     ) -> PolicyError:
         """A ``PolicyError`` naming this file, the line of ``path`` and the key."""
         key = format_path(path) or None
-        return PolicyError(message, file=self.source, line=self.line(path), key=key, hint=hint)
+        line = self.line(path)
+        return PolicyError(message, file=self.source, line=line, key=key, hint=hint or self.hint)
 
 
 _SCALARS = {
@@ -93,25 +95,27 @@ class _Builder:
                     file=self.lines.source,
                     line=line,
                     key=format_path((*path, key)),
+                    hint=self.lines.hint,
                 )
             self.lines.lines[(*path, key)] = key_node.start_mark.line + 1
             out[key] = self.build(value_node, (*path, key))
         return out
 
 
-def parse_pack_text(text: str, source: str) -> tuple[Any, Lines]:
-    """Parse YAML or JSON text into JSON data and its line map."""
-    lines = Lines(source)
+def parse_pack_text(text: str, source: str, *, hint: str | None = None) -> tuple[Any, Lines]:
+    """Parse YAML or JSON text into JSON data and its line map (``hint``: see ``Lines``)."""
+    lines = Lines(source, hint=hint)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
-        raise PolicyError(f"not valid YAML/JSON: {exc.problem}", file=source, line=line) from exc
+        problem = f"not valid YAML/JSON: {exc.problem}"
+        raise PolicyError(problem, file=source, line=line, hint=hint) from exc
     except yaml.YAMLError as exc:
-        raise PolicyError(f"not valid YAML/JSON: {exc}", file=source) from exc
+        raise PolicyError(f"not valid YAML/JSON: {exc}", file=source, hint=hint) from exc
     if node is None:
-        raise PolicyError("the file is empty", file=source, line=1)
+        raise PolicyError("the file is empty", file=source, line=1, hint=hint)
     data = _Builder(lines).build(node, ())
     _check_json_numbers(data, lines)
     return data, lines
@@ -128,22 +132,33 @@ def _check_json_numbers(data: Any, lines: Lines, path: KeyPath = ()) -> None:
             _check_json_numbers(value, lines, (*path, index))
 
 
-def read_pack_source(path: str | Path) -> tuple[Any, Lines]:
-    """Read and parse a pack file; raises ``PolicyError`` naming the file (and line)."""
+_CASES_HINT = "Fix the cases file (a YAML list of request + expect), then run `policy test` again."
+
+
+def read_pack_source(path: str | Path, *, what: str = "policy pack") -> tuple[Any, Lines]:
+    """Read and parse a pack (or case) file; raises ``PolicyError`` naming the file (and line).
+
+    ``what`` names the kind of file in messages: "policy pack" or "cases file".
+    """
+    hint = _CASES_HINT if what == "cases file" else None
     source = Path(path)
     try:
         text = source.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise PolicyError(
-            "no such file", file=str(source), hint="Check the path of the pack or case file."
+            "no such file", file=str(source), hint=f"Check the path of the {what}."
         ) from exc
     except (OSError, UnicodeDecodeError) as exc:
-        raise PolicyError(f"cannot read the policy pack: {exc}", file=str(source)) from exc
+        raise PolicyError(
+            f"cannot read the {what}: {exc}",
+            file=str(source),
+            hint=f"The {what} must be a readable UTF-8 YAML or JSON file.",
+        ) from exc
     if source.suffix.lower() == ".json":
         try:
             json.loads(text)
         except json.JSONDecodeError as exc:
             raise PolicyError(
-                f"not valid JSON: {exc.msg}", file=str(source), line=exc.lineno
+                f"not valid JSON: {exc.msg}", file=str(source), line=exc.lineno, hint=hint
             ) from exc
-    return parse_pack_text(text, str(source))
+    return parse_pack_text(text, str(source), hint=hint)

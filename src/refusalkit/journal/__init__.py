@@ -25,6 +25,7 @@ from refusalkit.journal._checkpoint import (
 from refusalkit.journal._journal import Journal, open_journal
 from refusalkit.journal._note import NoteSignature, NoteVerifier, OpenedNote, open_note, sign_note
 from refusalkit.journal._receipt import RECEIPT_SCHEMA, Receipt, verify_receipt
+from refusalkit.journal._time import normalise_time
 from refusalkit.journal._tree import (
     EMPTY_ROOT,
     leaf_hash,
@@ -50,6 +51,7 @@ __all__ = [
     "export_bundle",
     "leaf_hash",
     "node_hash",
+    "normalise_time",
     "open_checkpoint",
     "open_journal",
     "open_note",

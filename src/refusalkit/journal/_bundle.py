@@ -104,29 +104,93 @@ def _check_proofs(data: dict[str, Any], roots: dict[int, Checkpoint]) -> None:
             raise VerificationError(exc.message, index=old.size) from exc
 
 
-def verify_bundle(
-    path: str | Path, *, trusted: Sequence[NoteVerifier] | None = None
-) -> VerifyReport:
-    """Verify a bundle offline; ``trusted`` pins the keys (default: the bundle's own keys).
+_PIN_HINT = (
+    "Pass the verifier key you got from the log's operator: "
+    "`refusalkit journal verify --bundle FILE --public-key NAME+ID+BASE64`."
+)
 
-    Raises ``VerificationError`` with the first bad index on any failure.
+
+def _signers(notes: Sequence[str]) -> set[tuple[str, int]]:
+    """``(key name, key ID)`` of every signature line on the notes (unverified)."""
+    found: set[tuple[str, int]] = set()
+    for note in notes:
+        try:
+            found |= {(s.name, s.key_id) for s in parse_note(note)[1]}
+        except VerificationError:
+            continue
+    return found
+
+
+def _require_trusted_signer(notes: Sequence[str], keys: Sequence[NoteVerifier]) -> None:
+    """Refuse a bundle no trusted key signed anything of, with a hint to pin the right key."""
+    trusted = {(k.name, k.key_id) for k in keys}
+    signers = _signers(notes)
+    if notes and not signers & trusted:
+        names = ", ".join(sorted(f"{n}+{i:08x}" for n, i in signers)) or "nobody"
+        raise VerificationError(
+            f"the bundle's checkpoints are signed by {names}, not by a key you trust "
+            f"({', '.join(sorted(k.vkey for k in keys))})",
+            index=0,
+            hint=_PIN_HINT,
+        )
+
+
+def _require_final_checkpoint(path: str | Path, report: VerifyReport) -> None:
+    """A bundle must carry a trusted checkpoint of its own size (export always writes one):
+    otherwise its entries, and the leaf hashes beside them, vouch only for themselves."""
+    if report.checkpoints == 0 or report.latest_checkpoint_size != report.size:
+        raise VerificationError(
+            f"{path} has no checkpoint signed by a trusted key for its size {report.size} "
+            f"(latest verified: {report.latest_checkpoint_size if report.checkpoints else 'none'})",
+            index=report.latest_checkpoint_size,
+            hint="Ask the log's operator for a fresh export (`refusalkit journal export`).",
+        )
+
+
+def _keys(
+    data: dict[str, Any],
+    trusted: Sequence[NoteVerifier] | None,
+    public_keys: Sequence[bytes] | None,
+) -> list[NoteVerifier]:
+    """The verifiers to trust: ``trusted``, else ``public_keys`` under the bundle's origin, else
+    the bundle's own keys."""
+    if trusted:
+        return list(trusted)
+    if public_keys:
+        return [NoteVerifier.for_key(str(data["origin"]), key) for key in public_keys]
+    return [NoteVerifier.parse(v) for v in data["verifier_keys"]]
+
+
+def verify_bundle(
+    path: str | Path,
+    *,
+    trusted: Sequence[NoteVerifier] | None = None,
+    public_keys: Sequence[bytes] | None = None,
+) -> VerifyReport:
+    """Verify a bundle offline against the keys you trust.
+
+    ``trusted`` pins verifier keys; ``public_keys`` (raw Ed25519) pins keys under the bundle's
+    origin; with neither, the bundle's own keys are used, which proves only that the bundle is
+    self-consistent, not who wrote it. The bundle must carry a checkpoint of its full size
+    signed by a trusted key. Raises ``VerificationError`` with the first bad index on any failure.
     """
     data = _load(path)
     try:
-        keys = list(trusted) if trusted else [NoteVerifier.parse(v) for v in data["verifier_keys"]]
+        keys = _keys(data, trusted, public_keys)
+        notes = [str(n) for n in data.get("checkpoints", [])]
+        _require_trusted_signer(notes, keys)
         entries = list(_entries(data))
         leaves = dict(_leaf_hashes(data))
         source = LogSource(
             size=int(data["size"]),
             entries=[(i, entry, leaves.get(i), None) for i, entry in entries],
             extra_entries=max(0, len(entries) - int(data["size"])),
-            checkpoints=[str(n) for n in data["checkpoints"]],
+            checkpoints=notes,
             stored_nodes=False,
         )
         report = verify_log(source, str(data["origin"]), keys)
-        roots = {
-            c.size: c for c in (parse_checkpoint_body(parse_note(n)[0]) for n in source.checkpoints)
-        }
+        _require_final_checkpoint(path, report)
+        roots = {c.size: c for c in (parse_checkpoint_body(parse_note(n)[0]) for n in notes)}
         _check_proofs(data, roots)
     except (KeyError, TypeError, ValueError) as exc:
         raise VerificationError(f"{path} is not a well-formed journal bundle: {exc}") from exc

@@ -23,6 +23,7 @@ from refusalkit.journal._note import NoteVerifier, open_note, valid_key_name
 from refusalkit.journal._receipt import Receipt
 from refusalkit.journal._records import EntryRow, index_fields
 from refusalkit.journal._store import JOURNAL_FORMAT, Query, Store
+from refusalkit.journal._time import normalise_time
 from refusalkit.journal._tree import (
     Node,
     consistency_ranges,
@@ -39,16 +40,19 @@ __all__ = ["Journal", "open_journal", "open_store"]
 _PAGE = 1000
 
 
-def open_store(store: str | Path) -> Store:
-    """The store at ``store``: a ``postgresql://`` URL or an SQLite file path."""
+def open_store(store: str | Path, *, create: bool = True) -> Store:
+    """The store at ``store``: a ``postgresql://`` URL or an SQLite file path.
+
+    Without ``create`` a missing store is a ``StoreError`` and nothing is created.
+    """
     text = str(store)
     if text.startswith(("postgresql://", "postgres://")):
         from refusalkit.journal._store_postgres import PostgresStore  # noqa: PLC0415 (optional dep)
 
-        return PostgresStore(text)
+        return PostgresStore(text, create=create)
     from refusalkit.journal._store_sqlite import SqliteStore  # noqa: PLC0415 (keep import light)
 
-    return SqliteStore(text)
+    return SqliteStore(text, create=create)
 
 
 def _default_origin() -> str:
@@ -64,12 +68,16 @@ def _check_origin(origin: str) -> str:
     return origin
 
 
-def open_journal(store: str | Path, keyring: Keyring, *, origin: str | None = None) -> Journal:
+def open_journal(
+    store: str | Path, keyring: Keyring, *, origin: str | None = None, create: bool = True
+) -> Journal:
     """Open the journal at ``store`` (file path or ``postgresql://`` URL), creating it if missing.
 
     ``origin`` names a new journal (default: a random one); for an existing journal it must match.
+    With ``create=False`` (for readers and verifiers) a missing store raises ``StoreError``
+    ("no journal at ...", or "not a refusalkit journal" for a database without its tables).
     """
-    backend = open_store(store)
+    backend = open_store(store, create=create)
     try:
         stored = _settle_origin(backend, origin)
     except BaseException:
@@ -108,6 +116,14 @@ def _records_to_rows(records: Iterable[Mapping[str, Any]]) -> list[EntryRow]:
             raise UsageError(f"record {number} has no RFC 8785 form: {exc}") from exc
         rows.append((data, sha256(b"\x00" + data).digest(), *index_fields(plain)))
     return rows
+
+
+def _bounds(since: str | None, until: str | None) -> tuple[str | None, str | None]:
+    """RFC 3339 bounds in the indexed form of ``decided_at`` (``UsageError`` when invalid)."""
+    return (
+        None if since is None else normalise_time(since, name="since"),
+        None if until is None else normalise_time(until, name="until", end_of_day=True),
+    )
 
 
 def _as_dict(number: int, record: Any) -> dict[str, Any]:
@@ -303,6 +319,7 @@ class Journal:
         limit: int | None = None,
     ) -> Iterator[tuple[int, dict[str, Any]]]:
         """``(index, record)`` of matching entries in index order; since/until bound decided_at."""
+        since, until = _bounds(since, until)
         query = Query(schema, action, reason_code, matched_rule, agent, session, since, until)
         left, after = limit, -1
         while left is None or left > 0:
@@ -316,7 +333,8 @@ class Journal:
 
     def stats(self, *, since: str | None = None, until: str | None = None) -> dict[str, Any]:
         """Entry counts (in the time range): total, by action, reason code, rule and schema."""
-        query = Query(since=since, until=until)
+        start, end = _bounds(since, until)
+        query = Query(since=start, until=end)
         by_schema = self._store.counts(query, "schema")
         return {
             "total": sum(by_schema.values()),
@@ -331,22 +349,27 @@ class Journal:
     def verify(self, *, progress: Callable[[int], None] | None = None) -> VerifyReport:
         """Recompute the tree from the stored entries; check stored nodes and every checkpoint.
 
+        Also recomputes each entry's index columns (what ``query`` and ``stats`` filter on) from
+        its bytes, and notices deleted checkpoints by the count recorded with each one.
         Raises ``VerificationError`` (``index`` = first bad entry) on any failure. ``progress``
         is called with the number of entries hashed so far, now and then.
         """
         # Read in this order so that appends by other writers meanwhile never look like tampering:
         # checkpoints only cover committed sizes, and rows counted before the second head read
         # all lie below it in an honest log.
+        recorded = self._store.recorded_checkpoints()
         checkpoints = self.checkpoints()
         size = self._store.size()
         count, top = self._store.entry_count()
         after = self._store.size()
         source = LogSource(
             size=size,
-            entries=self._store.iter_entries(0, size),
+            entries=self._store.iter_indexed(0, size),
             extra_entries=max(0, count - after, top + 1 - after),
             checkpoints=checkpoints,
             progress=progress,
+            indexed=True,
+            recorded_checkpoints=recorded,
         )
         if not self.trusted():
             raise KeyringError("the keyring has no signing key to verify checkpoints with")

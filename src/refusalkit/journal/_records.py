@@ -7,13 +7,21 @@ other record kinds give what they have (a nested ``decision`` counts, as in a ch
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from typing import Any, TypeGuard
 
-__all__ = ["FIELDS", "EntryRow", "index_fields"]
+import orjson
+
+__all__ = ["FIELDS", "READ_KEYS", "EntryRow", "entry_fields", "index_fields"]
 
 FIELDS = ("schema", "action", "reason_code", "matched_rule", "agent", "session", "at")
 _TIME_KEYS = ("decided_at", "at", "timestamp", "created_at", "finished_at", "started_at")
+READ_KEYS = (
+    *("schema", "action", "reason_code", "matched_rule", "subject", "decision"),
+    *("agent", "session", *_TIME_KEYS),
+)
+"""Every top-level key ``index_fields`` reads (the others never change the columns)."""
 
 
 EntryRow = tuple[Any, ...]
@@ -23,13 +31,17 @@ costs ~0.4 µs each) and stores pass it to the database driver as it is."""
 
 
 def _text(value: Any) -> str | None:
-    return value if type(value) is str else None
+    """A string value as a plain ``str`` (a ``StrEnum`` is stored as its value, as its RFC 8785
+    form is), anything else None: so the columns of a record and of its entry bytes agree."""
+    if type(value) is str:
+        return value
+    return str.__str__(value) if isinstance(value, str) else None
 
 
 def _first(record: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
     for key in keys:
-        found = record.get(key)
-        if type(found) is str:
+        found = _text(record.get(key))
+        if found is not None:
             return found
     return None
 
@@ -54,12 +66,12 @@ def index_fields(record: Mapping[str, Any]) -> tuple[str | None, ...]:
     )
     agent, session, at = who.get("agent"), who.get("session"), get("decided_at")
     return (
-        schema if type(schema) is str else None,
-        action if type(action) is str else None,
-        reason if type(reason) is str else None,
-        rule if type(rule) is str else None,
-        agent if type(agent) is str else None,
-        session if type(session) is str else None,
+        schema if type(schema) is str else _text(schema),
+        action if type(action) is str else _text(action),
+        reason if type(reason) is str else _text(reason),
+        rule if type(rule) is str else _text(rule),
+        agent if type(agent) is str else _text(agent),
+        session if type(session) is str else _text(session),
         at if type(at) is str else _first(record, _TIME_KEYS),
     )
 
@@ -77,3 +89,44 @@ def _nested_fields(record: Mapping[str, Any], inner: Mapping[str, Any]) -> tuple
         _text(who.get("session")),
         _first(record, _TIME_KEYS) or _first(inner, _TIME_KEYS),
     )
+
+
+def _parse(data: bytes) -> Any:
+    """The JSON value of ``data`` (orjson, or the standard library for what orjson refuses)."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            return json.loads(data)
+        except (ValueError, UnicodeDecodeError):
+            return None
+
+
+def _slow_fields(data: bytes) -> tuple[str | None, ...] | None:
+    record = _parse(data)
+    return index_fields(record) if type(record) is dict else None
+
+
+def _fast_decoder() -> Callable[[bytes], tuple[str | None, ...] | None] | None:
+    """``entry_fields`` by msgspec, which skips the keys ``index_fields`` never reads instead of
+    building them (~1.5x faster over a whole log); None when msgspec is not installed."""
+    try:
+        import msgspec  # noqa: PLC0415 (optional speed-up)
+    except ImportError:
+        return None
+    read = msgspec.defstruct("Read", [(key, Any, None) for key in READ_KEYS], gc=False)
+    decode, asdict = msgspec.json.Decoder(read).decode, msgspec.structs.asdict
+
+    def fields(data: bytes) -> tuple[str | None, ...] | None:
+        try:
+            plain = asdict(decode(data))  # absent keys read as None, as index_fields treats them
+        except msgspec.MsgspecError:
+            return _slow_fields(data)
+        return index_fields(plain)
+
+    return fields
+
+
+entry_fields: Callable[[bytes], tuple[str | None, ...] | None] = _fast_decoder() or _slow_fields
+"""The ``FIELDS`` of stored entry bytes, by the same ``index_fields`` that append used; None
+when the bytes are not a JSON object (so no stored columns can match them)."""

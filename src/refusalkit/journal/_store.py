@@ -15,20 +15,46 @@ from __future__ import annotations
 import abc
 import hashlib
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from refusalkit.journal._records import EntryRow
+from refusalkit.journal._records import FIELDS, EntryRow
 from refusalkit.journal._tree import HASH_SIZE, Node
 
-__all__ = ["JOURNAL_FORMAT", "Query", "Store", "StoredRow", "node_row", "pick_nodes", "plan_nodes"]
+__all__ = [
+    "CHECKPOINT_COUNT",
+    "COUNT_CHECKPOINT",
+    "JOURNAL_FORMAT",
+    "TABLES",
+    "IndexedRow",
+    "Query",
+    "Store",
+    "StoredRow",
+    "node_row",
+    "pick_nodes",
+    "plan_nodes",
+]
 
 JOURNAL_FORMAT = "refusalkit.journal/v1"
+CHECKPOINT_COUNT = "checkpoints"
+"""Metadata key counting every checkpoint ever stored, updated in the checkpoint's transaction,
+so that ``verify`` notices deleted checkpoints (DESIGN.md §3, tamper evidence)."""
 CHUNK = 4096
+COUNT_CHECKPOINT = (
+    f"INSERT INTO journal_meta (key, value) SELECT '{CHECKPOINT_COUNT}', CAST(count(*) AS TEXT) "  # noqa: S608 (a constant)
+    "FROM journal_checkpoint WHERE TRUE ON CONFLICT (key) "
+    "DO UPDATE SET value = CAST(CAST(journal_meta.value AS bigint) + 1 AS TEXT)"
+)
+"""Run right after inserting a checkpoint, in its transaction: add one to the count (a journal
+from before the count existed starts it at its number of checkpoint rows)."""
+TABLES = ("journal_meta", "journal_head", "journal_entry", "journal_checkpoint")
 
 StoredRow = tuple[int, bytes, bytes | None, bytes | None]
 """``(index, entry bytes, stored leaf hash, stored node hashes)`` of one entry row."""
+IndexedRow = tuple[Any, ...]
+"""A ``StoredRow`` followed by the row's stored index columns, one per ``FIELDS``."""
+_Row = TypeVar("_Row", bound=tuple[Any, ...])
 
 
 def node_row(level: int, index: int) -> int:
@@ -107,25 +133,38 @@ class Query:
 
 
 class Store(abc.ABC):
-    """One journal's persistent state. Thread-safe: every call holds the store's lock."""
+    """One journal's persistent state. Thread-safe: every call holds the store's lock.
+
+    The reads are the same SQL on every backend and live here; a backend supplies ``_all`` (one
+    read statement), its parameter ``mark``, and the writes, which need its own locking.
+    """
 
     location: str
     kind: str
+    mark: str = "?"
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
 
     @abc.abstractmethod
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Run one read statement written with ``?`` placeholders; all its rows."""
+
+    def _sql(self, sql: str) -> str:
+        """``sql`` with this backend's placeholder for ``?``."""
+        return sql if self.mark == "?" else sql.replace("?", self.mark)
+
     def meta(self) -> dict[str, str]:
-        """The journal's metadata (format, origin, keys)."""
+        """The journal's metadata (format, origin, keys, checkpoint count)."""
+        return {str(k): str(v) for k, v in self._all("SELECT key, value FROM journal_meta")}
 
     @abc.abstractmethod
     def set_meta(self, key: str, value: str, *, replace: bool = True) -> str:
         """Set one metadata value (only if unset, without ``replace``); returns the stored value."""
 
-    @abc.abstractmethod
     def size(self) -> int:
         """The head size: how many entries the tree holds."""
+        return int(self._all("SELECT size FROM journal_head WHERE id = 1")[0][0])
 
     @abc.abstractmethod
     def append(self, rows: Sequence[EntryRow]) -> int:
@@ -139,37 +178,59 @@ class Store(abc.ABC):
     def snapshot(self) -> tuple[int, dict[Node, bytes]]:
         """The head size and its frontier nodes, read consistently."""
 
-    @abc.abstractmethod
     def entries(self, start: int, end: int) -> list[tuple[int, bytes]]:
         """Stored ``(index, bytes)`` rows with ``start <= index < end``, in index order."""
+        sql = self._sql(
+            "SELECT idx, data FROM journal_entry WHERE idx >= ? AND idx < ? ORDER BY idx"
+        )
+        return [(int(i), bytes(d)) for i, d in self._all(sql, (start, end))]
 
     @abc.abstractmethod
     def entries_page(self, start: int, limit: int) -> list[StoredRow]:
         """At most ``limit`` stored rows with index >= ``start``, in index order."""
 
     @abc.abstractmethod
+    def indexed_page(self, start: int, limit: int) -> list[IndexedRow]:
+        """Like ``entries_page``, each row followed by its stored index columns (``FIELDS``)."""
+
     def entry_count(self) -> tuple[int, int]:
         """How many entry rows there are, and the largest index (-1 when none)."""
+        count, top = self._all("SELECT count(*), max(idx) FROM journal_entry")[0]
+        return int(count), -1 if top is None else int(top)
 
     @abc.abstractmethod
     def add_checkpoint(self, size: int, note: str) -> None:
-        """Store a signed checkpoint."""
+        """Store a signed checkpoint and count it (``CHECKPOINT_COUNT``) in one transaction."""
 
-    @abc.abstractmethod
     def checkpoints(self) -> list[tuple[int, str]]:
         """Every stored checkpoint as ``(size, note)``, oldest first."""
+        rows = self._all("SELECT size, note FROM journal_checkpoint ORDER BY seq")
+        return [(int(s), str(n)) for s, n in rows]
 
-    @abc.abstractmethod
+    def recorded_checkpoints(self) -> int:
+        """How many checkpoints were ever stored, as recorded with each one (0 when unknown)."""
+        return int(self.meta().get(CHECKPOINT_COUNT, "0"))
+
     def latest_checkpoint(self) -> tuple[int, str] | None:
         """The most recent checkpoint, if any."""
+        rows = self._all("SELECT size, note FROM journal_checkpoint ORDER BY seq DESC LIMIT 1")
+        return (int(rows[0][0]), str(rows[0][1])) if rows else None
 
-    @abc.abstractmethod
     def select(self, query: Query, after: int, limit: int) -> list[tuple[int, bytes]]:
         """Entries matching ``query`` with index > ``after``, in index order, at most ``limit``."""
+        cond, params = query.where("?")
+        sql = f"SELECT idx, data FROM journal_entry WHERE idx > ? AND {cond} ORDER BY idx LIMIT ?"  # noqa: S608 (columns are constants; values are parameters)
+        return [(int(i), bytes(d)) for i, d in self._all(self._sql(sql), [after, *params, limit])]
 
-    @abc.abstractmethod
     def counts(self, query: Query, column: str) -> dict[str, int]:
         """Entries matching ``query`` counted by one index column (None counted as "-")."""
+        if column not in FIELDS:
+            raise ValueError(column)
+        cond, params = query.where("?")
+        sql = f"SELECT {column}, count(*) FROM journal_entry WHERE {cond} GROUP BY {column}"  # noqa: S608 (checked column)
+        return {
+            str(k) if k is not None else "-": int(n) for k, n in self._all(self._sql(sql), params)
+        }
 
     @abc.abstractmethod
     def close(self) -> None:
@@ -177,8 +238,18 @@ class Store(abc.ABC):
 
     def iter_entries(self, start: int = 0, stop: int | None = None) -> Iterator[StoredRow]:
         """Stored entry rows with ``start <= index < stop``, in index order, read in chunks."""
+        return self._iter(self.entries_page, start, stop)
+
+    def iter_indexed(self, start: int = 0, stop: int | None = None) -> Iterator[IndexedRow]:
+        """Stored rows with their index columns, ``start <= index < stop``, in index order."""
+        return self._iter(self.indexed_page, start, stop)
+
+    @staticmethod
+    def _iter(
+        page: Callable[[int, int], Sequence[_Row]], start: int, stop: int | None
+    ) -> Iterator[_Row]:
         while True:
-            rows = self.entries_page(start, CHUNK)
+            rows = page(start, CHUNK)
             if not rows:
                 return
             for row in rows:

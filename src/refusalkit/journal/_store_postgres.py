@@ -17,8 +17,10 @@ import psycopg
 from refusalkit.errors import StoreError
 from refusalkit.journal._records import FIELDS, EntryRow
 from refusalkit.journal._store import (
+    COUNT_CHECKPOINT,
     JOURNAL_FORMAT,
-    Query,
+    TABLES,
+    IndexedRow,
     Store,
     StoredRow,
     node_row,
@@ -51,6 +53,10 @@ _SCHEMA = [
 _COPY_ENTRIES = (
     f"COPY journal_entry (idx, data, leaf, {', '.join(FIELDS)}, nodes) FROM STDIN (FORMAT BINARY)"
 )
+_INDEXED_PAGE = (
+    f"SELECT idx, data, leaf, nodes, {', '.join(FIELDS)} FROM journal_entry "  # noqa: S608
+    "WHERE idx >= %s ORDER BY idx LIMIT %s"
+)
 _COPY_TYPES = ["int8", "bytea", "bytea", *(["text"] * len(FIELDS)), "bytea"]
 _INIT_LOCK = 0x7266_6B6A  # advisory lock id serialising schema creation across processes
 
@@ -69,8 +75,9 @@ class PostgresStore(Store):
     """A journal in one PostgreSQL database."""
 
     kind = "postgresql"
+    mark = "%s"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, create: bool = True) -> None:
         super().__init__()
         self.location = _redacted(url)
         try:
@@ -78,20 +85,32 @@ class PostgresStore(Store):
         except psycopg.Error as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise StoreError(f"cannot connect to {self.location}: {first}") from exc
-        self._init_schema()
+        try:
+            self._init_schema(create)
+        except BaseException:
+            self._db.close()
+            raise
 
-    def _init_schema(self) -> None:
+    def _init_schema(self, create: bool) -> None:
         with self._tx() as cur:
             cur.execute("SELECT pg_advisory_xact_lock(%s)", (_INIT_LOCK,))
             cur.execute(
-                "SELECT count(*) FILTER (WHERE table_name = 'journal_meta'), count(*) "
-                "FROM information_schema.tables WHERE table_schema = current_schema()"
+                "SELECT count(*) FILTER (WHERE table_name = ANY(%s)), count(*) "
+                "FROM information_schema.tables WHERE table_schema = current_schema()",
+                (list(TABLES),),
             )
             ours, tables = cur.fetchone() or (0, 0)
-            if tables and not ours:
-                raise StoreError(f"database {self.location} is not a refusalkit journal")
-            for statement in _SCHEMA:
-                cur.execute(statement)
+            if (tables or not create) and ours < len(TABLES):
+                raise StoreError(
+                    f"database {self.location} is not a refusalkit journal",
+                    hint=None
+                    if create
+                    else "Check the URL; `refusalkit journal append` "
+                    "creates a journal in an empty database.",
+                )
+            if create:
+                for statement in _SCHEMA:
+                    cur.execute(statement)
 
     @contextmanager
     def _tx(self) -> Iterator[psycopg.Cursor[Any]]:
@@ -107,9 +126,6 @@ class PostgresStore(Store):
             cur.execute(sql, params)
             return cur.fetchall()
 
-    def meta(self) -> dict[str, str]:
-        return {str(k): str(v) for k, v in self._all("SELECT key, value FROM journal_meta")}
-
     def set_meta(self, key: str, value: str, *, replace: bool = True) -> str:
         action = "UPDATE SET value = excluded.value" if replace else "NOTHING"
         with self._tx() as cur:
@@ -118,9 +134,6 @@ class PostgresStore(Store):
             cur.execute("SELECT value FROM journal_meta WHERE key = %s", (key,))
             row = cur.fetchone()
             return str(row[0]) if row else value
-
-    def size(self) -> int:
-        return int(self._all("SELECT size FROM journal_head WHERE id = 1")[0][0])
 
     @staticmethod
     def _nodes_in(cur: psycopg.Cursor[Any], wanted: Sequence[Node]) -> dict[Node, bytes]:
@@ -156,10 +169,6 @@ class PostgresStore(Store):
             cur.execute("UPDATE journal_head SET size = %s WHERE id = 1", (size + len(rows),))
         return size
 
-    def entries(self, start: int, end: int) -> list[tuple[int, bytes]]:
-        sql = "SELECT idx, data FROM journal_entry WHERE idx >= %s AND idx < %s ORDER BY idx"
-        return [(int(i), bytes(d)) for i, d in self._all(sql, (start, end))]
-
     def entries_page(self, start: int, limit: int) -> list[StoredRow]:
         sql = (
             "SELECT idx, data, leaf, nodes FROM journal_entry WHERE idx >= %s ORDER BY idx LIMIT %s"
@@ -169,33 +178,16 @@ class PostgresStore(Store):
             for i, d, h, n in self._all(sql, (start, limit))
         ]
 
-    def entry_count(self) -> tuple[int, int]:
-        count, top = self._all("SELECT count(*), max(idx) FROM journal_entry")[0]
-        return int(count), -1 if top is None else int(top)
+    def indexed_page(self, start: int, limit: int) -> list[IndexedRow]:
+        return [
+            (int(i), bytes(d), None if h is None else bytes(h), None if n is None else bytes(n), *f)
+            for i, d, h, n, *f in self._all(_INDEXED_PAGE, (start, limit))
+        ]
 
     def add_checkpoint(self, size: int, note: str) -> None:
         with self._tx() as cur:
             cur.execute("INSERT INTO journal_checkpoint (size, note) VALUES (%s, %s)", (size, note))
-
-    def checkpoints(self) -> list[tuple[int, str]]:
-        rows = self._all("SELECT size, note FROM journal_checkpoint ORDER BY seq")
-        return [(int(s), str(n)) for s, n in rows]
-
-    def latest_checkpoint(self) -> tuple[int, str] | None:
-        rows = self._all("SELECT size, note FROM journal_checkpoint ORDER BY seq DESC LIMIT 1")
-        return (int(rows[0][0]), str(rows[0][1])) if rows else None
-
-    def select(self, query: Query, after: int, limit: int) -> list[tuple[int, bytes]]:
-        cond, params = query.where("%s")
-        sql = f"SELECT idx, data FROM journal_entry WHERE idx > %s AND {cond} ORDER BY idx LIMIT %s"  # noqa: S608 (columns are constants; values are parameters)
-        return [(int(i), bytes(d)) for i, d in self._all(sql, [after, *params, limit])]
-
-    def counts(self, query: Query, column: str) -> dict[str, int]:
-        if column not in FIELDS:
-            raise ValueError(column)
-        cond, params = query.where("%s")
-        sql = f"SELECT {column}, count(*) FROM journal_entry WHERE {cond} GROUP BY {column}"  # noqa: S608 (checked column)
-        return {str(k) if k is not None else "-": int(n) for k, n in self._all(sql, params)}
+            cur.execute(COUNT_CHECKPOINT)
 
     def close(self) -> None:
         with self._lock:

@@ -19,8 +19,10 @@ from typing import Any
 from refusalkit.errors import StoreError
 from refusalkit.journal._records import FIELDS, EntryRow
 from refusalkit.journal._store import (
+    COUNT_CHECKPOINT,
     JOURNAL_FORMAT,
-    Query,
+    TABLES,
+    IndexedRow,
     Store,
     StoredRow,
     node_row,
@@ -50,6 +52,10 @@ CREATE TABLE IF NOT EXISTS journal_checkpoint (
 INSERT OR IGNORE INTO journal_head (id, size) VALUES (1, 0);
 INSERT OR IGNORE INTO journal_meta (key, value) VALUES ('format', '{JOURNAL_FORMAT}');
 """  # noqa: S608 (constants only)
+_INDEXED_PAGE = (
+    "SELECT idx, CAST(data AS BLOB), CAST(leaf AS BLOB), CAST(nodes AS BLOB), "  # noqa: S608
+    f"{', '.join(FIELDS)} FROM journal_entry WHERE idx >= ? ORDER BY idx LIMIT ?"
+)
 _INSERT_ENTRY = (
     f"INSERT INTO journal_entry (idx, data, leaf, {', '.join(FIELDS)}, nodes) "  # noqa: S608
     f"VALUES (?, ?, ?, {', '.join('?' for _ in FIELDS)}, ?)"
@@ -66,37 +72,56 @@ def _check_file(path: Path) -> None:
         raise StoreError(f"{path} is a directory, not a journal file")
 
 
+def _missing(path: Path) -> StoreError:
+    return StoreError(
+        f"no journal at {path}",
+        hint="Check the path; `refusalkit journal append` creates a new journal.",
+    )
+
+
+def _connect(path: Path, create: bool) -> sqlite3.Connection:
+    """A connection; without ``create`` opened ``mode=rw``, so a missing file is not made."""
+    target = str(path) if create else f"{path.resolve().as_uri()}?mode=rw"
+    return sqlite3.connect(
+        target, timeout=60.0, isolation_level=None, check_same_thread=False, uri=not create
+    )
+
+
 class SqliteStore(Store):
     """A journal in one SQLite file."""
 
     kind = "sqlite"
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
         super().__init__()
         self.path = Path(path)
         self.location = str(self.path)
         _check_file(self.path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        elif not self.path.exists():
+            raise _missing(self.path)
         try:
-            self._db = sqlite3.connect(
-                self.path, timeout=60.0, isolation_level=None, check_same_thread=False
-            )
+            self._db = _connect(self.path, create)
             for pragma in _PRAGMAS:
                 self._db.execute(pragma)
-            self._init_schema()
+            self._init_schema(create)
         except sqlite3.DatabaseError as exc:
             if "not a database" in str(exc):
                 msg = f"{path} is not a refusalkit journal (not an SQLite database)"
                 raise StoreError(msg) from exc
+            if not create and "unable to open" in str(exc):
+                raise _missing(self.path) from exc
             raise StoreError(f"{path} is not a usable journal: {exc}") from exc
 
-    def _init_schema(self) -> None:
+    def _init_schema(self, create: bool) -> None:
         with self._write():
             tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
-            if tables and "journal_meta" not in tables:
+            if (tables or not create) and not tables.issuperset(TABLES):
                 raise StoreError(f"{self.path} is an SQLite database but not a refusalkit journal")
-            for statement in filter(str.strip, _SCHEMA.split(";")):
-                self._db.execute(statement)
+            if create:
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    self._db.execute(statement)
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -123,9 +148,6 @@ class SqliteStore(Store):
             except sqlite3.DatabaseError as exc:
                 raise StoreError(f"journal {self.path} cannot be read: {exc}") from exc
 
-    def meta(self) -> dict[str, str]:
-        return dict(self._all("SELECT key, value FROM journal_meta"))
-
     def set_meta(self, key: str, value: str, *, replace: bool = True) -> str:
         verb = "REPLACE" if replace else "IGNORE"
         with self._write() as db:
@@ -136,9 +158,6 @@ class SqliteStore(Store):
             return str(
                 db.execute("SELECT value FROM journal_meta WHERE key = ?", (key,)).fetchone()[0]
             )
-
-    def size(self) -> int:
-        return int(self._all("SELECT size FROM journal_head WHERE id = 1")[0][0])
 
     def _nodes_in(self, db: sqlite3.Connection, wanted: Sequence[Node]) -> dict[Node, bytes]:
         rows = sorted({node_row(*n) for n in wanted})
@@ -173,10 +192,6 @@ class SqliteStore(Store):
             db.execute("UPDATE journal_head SET size = ? WHERE id = 1", (size + len(rows),))
         return size
 
-    def entries(self, start: int, end: int) -> list[tuple[int, bytes]]:
-        sql = "SELECT idx, data FROM journal_entry WHERE idx >= ? AND idx < ? ORDER BY idx"
-        return [(i, bytes(d)) for i, d in self._all(sql, (start, end))]
-
     def entries_page(self, start: int, limit: int) -> list[StoredRow]:
         # CAST: bytes (or None) whatever a tampered row holds, converted by SQLite, not Python
         sql = (
@@ -185,33 +200,18 @@ class SqliteStore(Store):
         )
         return self._all(sql, (start, limit))
 
-    def entry_count(self) -> tuple[int, int]:
-        count, top = self._all("SELECT count(*), max(idx) FROM journal_entry")[0]
-        return int(count), -1 if top is None else int(top)
+    def indexed_page(self, start: int, limit: int) -> list[IndexedRow]:
+        return self._all(_INDEXED_PAGE, (start, limit))
 
     def add_checkpoint(self, size: int, note: str) -> None:
         with self._write() as db:
             db.execute("INSERT INTO journal_checkpoint (size, note) VALUES (?, ?)", (size, note))
+            db.execute(COUNT_CHECKPOINT)
 
-    def checkpoints(self) -> list[tuple[int, str]]:
-        rows = self._all("SELECT size, note FROM journal_checkpoint ORDER BY seq")
-        return [(int(s), str(n)) for s, n in rows]
-
-    def latest_checkpoint(self) -> tuple[int, str] | None:
-        rows = self._all("SELECT size, note FROM journal_checkpoint ORDER BY seq DESC LIMIT 1")
-        return (int(rows[0][0]), str(rows[0][1])) if rows else None
-
-    def select(self, query: Query, after: int, limit: int) -> list[tuple[int, bytes]]:
-        cond, params = query.where("?")
-        sql = f"SELECT idx, data FROM journal_entry WHERE idx > ? AND {cond} ORDER BY idx LIMIT ?"  # noqa: S608 (columns are constants; values are parameters)
-        return [(i, bytes(d)) for i, d in self._all(sql, [after, *params, limit])]
-
-    def counts(self, query: Query, column: str) -> dict[str, int]:
-        if column not in FIELDS:
-            raise ValueError(column)
-        cond, params = query.where("?")
-        sql = f"SELECT {column}, count(*) FROM journal_entry WHERE {cond} GROUP BY {column}"  # noqa: S608 (checked column)
-        return {str(k) if k is not None else "-": int(n) for k, n in self._all(sql, params)}
+    def recorded_checkpoints(self) -> int:
+        # AUTOINCREMENT keeps the largest seq ever used in sqlite_sequence, in the same transaction
+        seq = self._all("SELECT seq FROM sqlite_sequence WHERE name = 'journal_checkpoint'")
+        return max(super().recorded_checkpoints(), int(seq[0][0]) if seq else 0)
 
     def close(self) -> None:
         with self._lock:

@@ -20,6 +20,7 @@ from typing import Any
 from refusalkit.errors import VerificationError
 from refusalkit.journal._checkpoint import Checkpoint, open_checkpoint
 from refusalkit.journal._note import NoteVerifier
+from refusalkit.journal._records import FIELDS, entry_fields
 from refusalkit.journal._tree import (
     EMPTY_ROOT,
     HASH_SIZE,
@@ -66,31 +67,38 @@ class LogSource:
     """Where a log's parts come from: entry rows and checkpoints.
 
     ``entries`` yields ``(index, entry bytes, stored leaf hash, stored node hashes)`` in index
-    order (see ``refusalkit.journal._store``); ``stored_nodes`` says whether the source keeps
-    node hashes at all (a store does; a bundle has only leaf hashes).
+    order (see ``refusalkit.journal._store``), followed, when ``indexed``, by the row's stored
+    index columns (``FIELDS``); ``stored_nodes`` says whether the source keeps node hashes at all
+    (a store does; a bundle has only leaf hashes). ``recorded_checkpoints`` is how many
+    checkpoints the source says it ever stored; fewer in ``checkpoints`` means some were removed.
     """
 
     size: int
-    entries: Iterable[tuple[int, bytes, bytes | None, bytes | None]]
+    entries: Iterable[tuple[Any, ...]]
     extra_entries: int
     checkpoints: Sequence[str]
     stored_nodes: bool = True
     progress: Callable[[int], None] | None = None
+    indexed: bool = False
+    recorded_checkpoints: int = 0
 
 
 @dataclass(slots=True)
 class _Issues:
+    """Problems found, as ``(index, message)``; ``found`` are those of the tree (they bound which
+    stored hashes and checkpoints can still be compared), ``columns`` those of index columns."""
+
     found: list[tuple[int, str]] = field(default_factory=list)
+    columns: list[tuple[int, str]] = field(default_factory=list)
 
     def add(self, index: int, message: str) -> None:
         self.found.append((index, message))
 
     def raise_first(self) -> None:
-        if self.found:
-            index, message = min(self.found, key=lambda item: item[0])
-            more = (
-                f" ({len(self.found) - 1} more problem(s) after it)" if len(self.found) > 1 else ""
-            )
+        every = self.found + self.columns
+        if every:
+            index, message = min(every, key=lambda item: item[0])
+            more = f" ({len(every) - 1} more problem(s) after it)" if len(every) > 1 else ""
             raise VerificationError(f"{message}{more}", index=index)
 
 
@@ -104,7 +112,9 @@ def _scan(source: LogSource, issues: _Issues) -> list[list[bytes]]:
     """
     levels: list[list[bytes]] = [[]]
     leaves, good, nodes, sha256 = levels[0], sys.maxsize, source.stored_nodes, hashlib.sha256
-    for index, data, stored_leaf, stored in source.entries:
+    columns_ok, fields = source.indexed, entry_fields
+    for row in source.entries:
+        index, data, stored_leaf, stored = row[0], row[1], row[2], row[3]
         if index != len(leaves):
             issues.add(len(leaves), f"entry {len(leaves)} is missing or out of place")
             break
@@ -113,6 +123,9 @@ def _scan(source: LogSource, issues: _Issues) -> list[list[bytes]]:
         if stored_leaf != digest and index < good:
             issues.add(index, _node_problem(0, index))
             good = index
+        if columns_ok and row[4:] != fields(data):
+            issues.columns.append((index, _columns_problem(index, row[4:], fields(data))))
+            columns_ok = False
         if index & 1:
             level, pos, made = 0, index, []
             while pos & 1:
@@ -133,6 +146,20 @@ def _scan(source: LogSource, issues: _Issues) -> list[list[bytes]]:
             source.size, f"{source.extra_entries} entries lie beyond the head size {source.size}"
         )
     return levels
+
+
+def _columns_problem(
+    index: int, stored: Sequence[Any], wanted: tuple[str | None, ...] | None
+) -> str:
+    """Which index columns of entry ``index`` differ from those its bytes give."""
+    if wanted is None:
+        return f"entry {index} is not a JSON object"
+    differ = [
+        f"{f}={s!r} (bytes say {w!r})"
+        for f, s, w in zip(FIELDS, stored, wanted, strict=True)
+        if s != w
+    ]
+    return f"entry {index}: index columns differ from the entry: {', '.join(differ)}"
 
 
 def _bad_node(index: int, made: list[bytes], stored: bytes | None, issues: _Issues) -> int:
@@ -177,14 +204,19 @@ def _check_checkpoints(  # noqa: PLR0917 (internal)
     good: int,
     issues: _Issues,
 ) -> tuple[int, int]:
-    """Verify each checkpoint; returns (how many verified, the largest verified size)."""
-    vouched, count, previous = 0, 0, None
+    """Verify each checkpoint; returns (how many verified, the largest verified size).
+
+    Notes deleted checkpoints (fewer than ``recorded_checkpoints``) at the largest size the
+    remaining signed ones claim: the deleted ones may have covered anything beyond it.
+    """
+    vouched, count, previous, claimed = 0, 0, None, 0
     for number, note in enumerate(source.checkpoints, start=1):
         try:
             checkpoint = open_checkpoint(note, trusted, origin=origin)
         except VerificationError as exc:
             issues.add(vouched, f"checkpoint #{number} does not verify: {exc.message}")
             continue
+        claimed = max(claimed, min(checkpoint.size, source.size))
         if checkpoint.size > source.size:
             issues.add(
                 source.size,
@@ -209,6 +241,12 @@ def _check_checkpoints(  # noqa: PLR0917 (internal)
         count += 1
         vouched = max(vouched, checkpoint.size)
         previous = checkpoint
+    if len(source.checkpoints) < source.recorded_checkpoints:
+        issues.add(
+            claimed,
+            f"checkpoints were removed: {len(source.checkpoints)} stored, "
+            f"{source.recorded_checkpoints} recorded",
+        )
     return count, vouched
 
 

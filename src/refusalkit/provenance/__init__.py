@@ -42,11 +42,13 @@ from refusalkit.provenance._set import (
     set_hash,
 )
 from refusalkit.provenance._stats import mcnemar_exact, wilson_interval
+from refusalkit.provenance._trust import keyring_public_keys
 from refusalkit.provenance._verdict import (
     DEFAULT_MIN_PROMPTS,
     RateComparison,
     Verdict,
     compare_counts,
+    min_attainable_p,
 )
 
 __all__ = [
@@ -89,8 +91,10 @@ __all__ = [
     "import_xstest",
     "journal_record",
     "judge_names",
+    "keyring_public_keys",
     "load_set",
     "mcnemar_exact",
+    "min_attainable_p",
     "parse_set",
     "record_baseline",
     "render_html",

@@ -2,13 +2,13 @@
 
 The ``refusalkit.baseline/v1`` record is appended to the journal; its receipt (inclusion proof +
 signed checkpoint) goes into BASELINE.json next to the record, so anyone can check it offline with
-nothing but the file and the journal's public key.
+nothing but the file and the journal's public key (the key inside the file is not trusted).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,9 +17,11 @@ from refusalkit.errors import CalibrationError, VerificationError
 from refusalkit.model import format_timestamp, now_utc, uuid7
 from refusalkit.provenance._judges import JudgeRef
 from refusalkit.provenance._run import CalibrationRun, Outcome, _read_json
+from refusalkit.provenance._trust import keyring_public_keys, verify_trusted
 
 if TYPE_CHECKING:
     from refusalkit.journal import Journal, Receipt
+    from refusalkit.keyring import Keyring
 
 __all__ = [
     "BASELINE_FILE_SCHEMA",
@@ -122,19 +124,30 @@ class Baseline:
             "finished_at": self.record.get("finished_at"),
         }
 
-    def verify(self, *, public_key: bytes | None = None) -> None:
-        """Check the receipt offline (inclusion proof + checkpoint signature).
+    def verify(
+        self,
+        *,
+        public_key: bytes | Sequence[bytes] | None = None,
+        keyring: Keyring | None = None,
+    ) -> None:
+        """Check the receipt offline (inclusion proof + checkpoint signature) against a key you
+        trust: ``public_key`` (one key or several), else every signing key of ``keyring``.
 
-        ``public_key`` is the key you trust; without it the receipt's own key is used, which
-        proves integrity but not who signed. Raises :class:`VerificationError`.
+        The key stored in the receipt is never trusted by itself: a file re-signed with another
+        key would pass. Fails closed (:class:`VerificationError`) with no trusted key, a receipt
+        signed by another key, or any proof failure.
         """
-        from refusalkit.journal import verify_receipt  # noqa: PLC0415 (journal loads lazily)
-
         if self.receipt is None:
             raise VerificationError(
                 "this baseline has no receipt", hint="Record it with a journal first."
             )
-        verify_receipt(dict(self.record), self.receipt, public_key=public_key)
+        if isinstance(public_key, bytes):
+            trusted: Sequence[bytes] = (public_key,)
+        elif public_key is not None:
+            trusted = tuple(public_key)
+        else:
+            trusted = () if keyring is None else keyring_public_keys(keyring)
+        verify_trusted(dict(self.record), self.receipt, trusted)
 
     def to_file(self) -> dict[str, Any]:
         """The BASELINE.json form."""

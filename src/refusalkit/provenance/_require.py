@@ -8,7 +8,7 @@ age, and looks at the latest drift report recorded against it; it returns a
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +18,7 @@ from refusalkit.provenance._baseline import BASELINE_SCHEMA
 from refusalkit.provenance._directive import Directive, HaltReason
 from refusalkit.provenance._drift import DRIFT_SCHEMA
 from refusalkit.provenance._set import CalibrationSet
+from refusalkit.provenance._trust import keyring_public_keys, verify_trusted
 
 if TYPE_CHECKING:
     from refusalkit.journal import Journal
@@ -60,14 +61,23 @@ def _age(record: dict[str, Any], now: dt.datetime) -> dt.timedelta:
     return now - dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
-def _verified(journal: Journal, index: int, public_key: bytes | None) -> None:
-    from refusalkit.journal import verify_receipt  # noqa: PLC0415 (journal loads lazily)
+def _trusted(
+    journal: Journal, public_key: bytes | None, keyring: Keyring | None
+) -> tuple[bytes, ...]:
+    """The pinned key, else the caller's keyring's keys, else the journal's own signing key."""
+    if public_key is not None:
+        return (public_key,)
+    if keyring is not None:
+        return keyring_public_keys(keyring)
+    return (journal.public_key_bytes(),)
 
+
+def _verified(journal: Journal, index: int, trusted: Sequence[bytes]) -> None:
     receipt = journal.receipt(index)
     if receipt.index != index:
         raise VerificationError(f"receipt is for index {receipt.index}, not {index}")
     entry = journal.entries(index, index + 1)[0]
-    verify_receipt(entry, receipt, public_key=public_key or journal.public_key_bytes())
+    verify_trusted(entry, receipt, trusted)
 
 
 def _drift_directive(journal: Journal, record: dict[str, Any], index: int) -> Directive | None:
@@ -88,7 +98,7 @@ def _check(
     model: str,
     set_hash: str,
     max_age: dt.timedelta,
-    public_key: bytes | None,
+    trusted: Sequence[bytes],
     now: dt.datetime,
 ) -> Directive:
     latest = _latest(journal, model, set_hash)
@@ -97,7 +107,7 @@ def _check(
         return Directive.halt(HaltReason.NO_BASELINE, reason)
     index, record = latest
     try:
-        _verified(journal, index, public_key)
+        _verified(journal, index, trusted)
     except (VerificationError, JournalError) as exc:
         reason = f"baseline at index {index}: {exc}"
         return Directive.halt(HaltReason.RECEIPT_INVALID, reason, baseline_index=index)
@@ -125,8 +135,9 @@ def require_baseline(
     """PROCEED, or HALT with why: no baseline, stale, drifted, inconclusive, receipt invalid.
 
     ``set`` is a calibration set or its hash; ``max_age`` a timedelta or seconds; ``journal`` an
-    open journal or a store (opened with ``keyring``, default: the user's). ``public_key`` pins the
-    journal key the receipt must be signed with (default: the journal's own key).
+    open journal or a store (opened with ``keyring``, default: the user's). The receipt must be
+    signed with a trusted key: ``public_key`` when given, else a signing key of ``keyring``, else
+    (an open journal and no keyring) the journal's own key; any other → HALT ``receipt-invalid``.
     """
     set_hash = set.hash if isinstance(set, CalibrationSet) else set
     limit = max_age if isinstance(max_age, dt.timedelta) else dt.timedelta(seconds=max_age)
@@ -138,7 +149,7 @@ def require_baseline(
                 model=model,
                 set_hash=set_hash,
                 max_age=limit,
-                public_key=public_key,
+                trusted=_trusted(opened, public_key, keyring),
                 now=moment,
             )
     except RefusalkitError as exc:  # fail closed: an unreadable journal is no baseline

@@ -2,7 +2,10 @@
 
 Appends from concurrent requests are gathered while the previous append is being written and go
 to the store as one ``Journal.append`` (one transaction): group commit. Each request is answered
-only after the append holding its records has returned, i.e. is durable (DESIGN.md §3).
+only after the append holding its records has returned, i.e. is durable (DESIGN.md §3). The writer
+thread takes the next group itself as soon as an append returns, so deciding (on the event loop)
+and journaling (on the writer) overlap instead of taking turns. On SQLite, the writers of several
+processes take turns through ``WriterTurn`` (see ``_turn``).
 
 Each ``Journal`` is opened, used and closed on its own single thread, so a store connection never
 crosses threads. On PostgreSQL, reads use a second connection, so a long query does not hold up
@@ -14,12 +17,16 @@ another process may check the WAL back and lose acknowledged appends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from refusalkit.journal import Journal, open_journal
 from refusalkit.keyring import Keyring
+from refusalkit.server._turn import WriterTurn, writer_turn
 
 __all__ = ["JournalAccess"]
 
@@ -44,6 +51,13 @@ class _Lane:
             raise RuntimeError("the journal is not open")
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, journal)
 
+    def submit(self, fn: Callable[[Journal], object]) -> None:
+        """Queue ``fn`` on the lane's thread without waiting for it."""
+        journal = self.journal
+        if journal is None:
+            raise RuntimeError("the journal is not open")
+        self._pool.submit(fn, journal)
+
     async def open(self, store: str, keyring: Keyring, origin: str | None) -> None:
         loop = asyncio.get_running_loop()
         self.journal = await loop.run_in_executor(
@@ -65,13 +79,16 @@ class JournalAccess:
         self._max_group = max_group
         self._writer = _Lane("writer")
         self._reader = _Lane("reader") if _is_postgres(store) else self._writer
-        self._pending: list[_Pending] = []
+        self._lock = threading.Lock()  # guards _pending and _flushing (loop and writer thread)
+        self._pending: deque[_Pending] = deque()
         self._flushing = False
+        self._turn: WriterTurn | contextlib.nullcontext[None] = contextlib.nullcontext()
         self.size_seen = 0
 
     async def open(self) -> None:
         """Open both connections (creates the store when missing)."""
         await self._writer.open(self.store, self._keyring, self._origin)
+        self._turn = writer_turn(self.store, is_postgres=_is_postgres(self.store))
         if self._reader is not self._writer:
             await self._reader.open(self.store, self._keyring, self._origin)
 
@@ -82,37 +99,54 @@ class JournalAccess:
         await self._writer.close()
         if self._reader is not self._writer:
             await self._reader.close()
+        if isinstance(self._turn, WriterTurn):
+            self._turn.close()
 
     async def append(self, records: Sequence[Mapping[str, Any]]) -> list[int]:
         """Append ``records``; returns their indices once they are durable."""
-        future: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
-        self._pending.append((records, future))
-        if not self._flushing:
-            self._flushing = True
-            asyncio.get_running_loop().create_task(self._flush())
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[list[int]] = loop.create_future()
+        with self._lock:
+            self._pending.append((records, future))
+            start, self._flushing = not self._flushing, True
+        if start:
+            try:
+                self._writer.submit(lambda journal: self._drain(journal, loop))
+            except RuntimeError:  # closed: nothing was started, so nothing else is pending
+                with self._lock:
+                    self._pending.clear()
+                    self._flushing = False
+                raise
         return await future
 
-    async def _flush(self) -> None:
-        try:
-            while self._pending:
+    def _drain(self, journal: Journal, loop: asyncio.AbstractEventLoop) -> None:
+        """Writer thread: append whatever is pending, group after group, until nothing is.
+
+        The next group is taken here, the moment the previous append returns, not on the event
+        loop: while one group is being made durable the loop goes on deciding the next requests,
+        and a group never waits for the loop to get round to starting it.
+        """
+        while True:
+            with self._lock:
                 group = self._take_group()
-                flat = [record for records, _ in group for record in records]
-                try:
-                    indices = await self._writer.run(lambda j, f=flat: j.append(f))  # type: ignore[misc]
-                except Exception as exc:  # noqa: BLE001 (every waiter learns of the failure)
-                    for _, future in group:
-                        if not future.done():
-                            future.set_exception(exc)
-                    continue
-                self._settle(group, indices)
-        finally:
-            self._flushing = False
+                if not group:
+                    self._flushing = False
+                    return
+            flat = [record for records, _ in group for record in records]
+            try:
+                with self._turn:
+                    indices = journal.append(flat)
+            except Exception as exc:  # noqa: BLE001 (every waiter learns of the failure)
+                loop.call_soon_threadsafe(self._fail, group, exc)
+            else:
+                loop.call_soon_threadsafe(self._settle, group, indices)
 
     def _take_group(self) -> list[_Pending]:
         group: list[_Pending] = []
         count = 0
-        while self._pending and (not group or count + len(self._pending[0][0]) <= self._max_group):
-            item = self._pending.pop(0)
+        pending = self._pending
+        while pending and (not group or count + len(pending[0][0]) <= self._max_group):
+            item = pending.popleft()
             group.append(item)
             count += len(item[0])
         return group
@@ -126,6 +160,12 @@ class JournalAccess:
                 future.set_result(mine)
         if indices:
             self.size_seen = max(self.size_seen, indices[-1] + 1)
+
+    @staticmethod
+    def _fail(group: list[_Pending], exc: Exception) -> None:
+        for _, future in group:
+            if not future.done():
+                future.set_exception(exc)
 
     async def write(self, fn: Callable[[Journal], T]) -> T:
         """Run ``fn`` on the writer's connection (checkpoint signing)."""

@@ -50,13 +50,13 @@ class ServiceMetrics:
         )
         self._children: dict[tuple[str, str], Counter] = {}
 
-    def count_decision(self, action: str, reason_code: str | None) -> None:
-        """Count one decision (label children cached: this is on the hot path)."""
+    def count_decision(self, action: str, reason_code: str | None, n: int = 1) -> None:
+        """Count ``n`` decisions of one kind (label children cached: this is on the hot path)."""
         key = (action, reason_code or "none")
         child = self._children.get(key)
         if child is None:
             child = self._children[key] = self.decisions.labels(*key)
-        child.inc()
+        child.inc(n)
 
     def exposition(self) -> bytes:
         """The text exposition: this process's registry, or every worker's when multiprocess."""

@@ -8,6 +8,7 @@ the journal cannot take them, the answer is 503 and nothing is allowed (fail clo
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -64,9 +65,13 @@ def _decide_one(service: Service, body: bytes) -> Decision:
 
 
 def _account(service: Service, decisions: list[Decision]) -> None:
-    for decision in decisions:
-        service.metrics.count_decision(decision.action.value, decision.reason_code)
-        service.log_decision(decision)
+    """Count (one counter update per action and reason code of the call) and log decisions."""
+    tally = Counter((d.action.value, d.reason_code) for d in decisions)
+    for (action, reason_code), n in tally.items():
+        service.metrics.count_decision(action, reason_code, n)
+    if service.config.log_decisions:
+        for decision in decisions:
+            service.log_decision(decision)
 
 
 @router.post(

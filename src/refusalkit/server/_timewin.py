@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from refusalkit.errors import UsageError
+from refusalkit.journal import normalise_time as journal_time
 from refusalkit.model import format_timestamp, now_utc
 from refusalkit.server._errors import ApiError, ErrorCode
 
@@ -15,21 +17,13 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def normalise_time(value: str | None, name: str) -> str | None:
-    """An RFC 3339 time as the journal writes it (UTC, milliseconds, ``Z``); 422 when invalid."""
+    """An RFC 3339 time (or date) as the journal writes it, via the journal's own parser; 422."""
     if value is None:
         return None
     try:
-        moment = dt.datetime.fromisoformat(value.replace("z", "Z"))
-    except ValueError:
-        moment = None
-    if moment is None or moment.tzinfo is None:
-        raise ApiError(
-            422,
-            ErrorCode.INVALID_REQUEST,
-            f"`{name}` is not an RFC 3339 time with an offset",
-            "Write e.g. 2026-05-02T14:07:22Z.",
-        )
-    return format_timestamp(moment)
+        return journal_time(value, name=name, end_of_day=name == "until")
+    except UsageError as exc:
+        raise ApiError(422, ErrorCode.INVALID_REQUEST, exc.message, exc.hint) from exc
 
 
 def window(since: str | None, until: str | None, last: str | None) -> tuple[str | None, str | None]:

@@ -54,7 +54,7 @@ def main() -> None:
     store, keyring = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "") or None
     try:
         ring, _ = resolve_keyring(keyring)
-        with open_journal(store, ring) as journal:
+        with open_journal(store, ring, create=False) as journal:
             journal.verify()
             result = {"ok": True, "size": journal.size()}
     except RefusalkitError as exc:

@@ -1,0 +1,140 @@
+"""Group commit (``JournalAccess``) and the SQLite writers' turn (``WriterTurn``).
+
+Concurrent appends are written together yet each caller gets exactly its own indices, in its own
+order; a failed append fails its callers (the service then answers 503) and the next append is
+written; two service processes appending to one SQLite file lose and duplicate nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from svc_helpers import Deployment, ServerProcess, allowed_request, denied_request
+
+from refusalkit.errors import UsageError
+from refusalkit.journal import open_journal
+from refusalkit.keyring import Keyring
+from refusalkit.server._journal_io import JournalAccess
+from refusalkit.server._turn import WriterTurn, writer_turn
+
+
+def _records(caller: int, count: int) -> list[dict[str, Any]]:
+    return [{"schema": "test/v1", "caller": caller, "n": n} for n in range(count)]
+
+
+async def _append_concurrently(access: JournalAccess, sizes: list[int]) -> list[list[int]]:
+    return await asyncio.gather(
+        *[access.append(_records(caller, size)) for caller, size in enumerate(sizes)]
+    )
+
+
+def test_concurrent_appends_get_their_own_gapless_indices(tmp_path: Path) -> None:
+    ring = Keyring.generate()
+    store = str(tmp_path / "journal.db")
+    sizes = [1, 100, 3, 50, 1, 1, 7, 250, 2, 30] * 4
+
+    async def run() -> list[list[int]]:
+        access = JournalAccess(store, ring, origin=None, max_group=120)
+        await access.open()
+        try:
+            return await _append_concurrently(access, sizes)
+        finally:
+            await access.close()
+
+    answers = asyncio.run(run())
+    assert [len(a) for a in answers] == sizes
+    assert all(a == list(range(a[0], a[0] + len(a))) for a in answers)  # contiguous per caller
+    assert sorted(i for a in answers for i in a) == list(range(sum(sizes)))
+    with open_journal(store, ring) as journal:
+        journal.verify()
+        entries = [json.loads(e) for e in journal.entries(0, journal.size())]
+    for caller, indices in enumerate(answers):
+        assert [entries[i] for i in indices] == _records(caller, sizes[caller])
+
+
+def test_a_failed_append_fails_its_callers_and_the_next_is_written(tmp_path: Path) -> None:
+    ring = Keyring.generate()
+    store = str(tmp_path / "journal.db")
+
+    async def run() -> tuple[BaseException | list[int], list[int]]:
+        access = JournalAccess(store, ring, origin=None, max_group=10)
+        await access.open()
+        try:
+            bad = [{"schema": "test/v1", "not-json": {1, 2}}]
+            failed = await asyncio.gather(access.append(bad), return_exceptions=True)
+            later = await access.append(_records(0, 3))
+            return failed[0], later
+        finally:
+            await access.close()
+
+    failed, later = asyncio.run(run())
+    assert isinstance(failed, UsageError)
+    assert later == [0, 1, 2]  # nothing of the failed append was written
+
+
+def test_the_writer_turn_excludes_other_holders(tmp_path: Path) -> None:
+    turn = writer_turn(str(tmp_path / "journal.db"), is_postgres=False)
+    assert isinstance(turn, WriterTurn)
+    assert turn.path == tmp_path / "journal.db.writer-lock"
+    other = os.open(turn.path, os.O_RDWR)
+    try:
+        with turn, pytest.raises(BlockingIOError):
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released: free to take
+        fcntl.flock(other, fcntl.LOCK_UN)
+    finally:
+        os.close(other)
+        turn.close()
+    assert not isinstance(writer_turn("postgresql://x/y", is_postgres=True), WriterTurn)
+
+
+def _decide_many(
+    server: ServerProcess, deployment: Deployment, worker: int
+) -> list[tuple[str, int]]:
+    acknowledged: list[tuple[str, int]] = []
+    with httpx.Client(
+        base_url=server.base_url, timeout=60, headers=deployment.keys.header("decide")
+    ) as client:
+        for b in range(10):
+            batch = [
+                allowed_request(k) if k % 2 else denied_request(k)
+                for k in range(worker * 1000 + b * 20, worker * 1000 + b * 20 + 20)
+            ]
+            answer = client.post("/v1/decide/batch", json={"requests": batch})
+            assert answer.status_code == 200, answer.text
+            body = answer.json()
+            acknowledged += [
+                (d["decision_id"], i)
+                for d, i in zip(body["decisions"], body["indices"], strict=True)
+            ]
+    return acknowledged
+
+
+@pytest.mark.slow
+def test_two_processes_share_one_sqlite_journal(
+    deployment: Deployment, start_server: Callable[[ServerProcess], ServerProcess]
+) -> None:
+    nodes = [start_server(deployment.server()) for _ in range(2)]
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        futures = [pool.submit(_decide_many, nodes[w % 2], deployment, w) for w in range(6)]
+        acknowledged = [item for f in futures for item in f.result()]
+    for node in nodes:
+        node.stop()
+
+    with open_journal(deployment.journal, deployment.keyring) as journal:
+        journal.verify()
+        size = journal.size()
+        records = [json.loads(e) for e in journal.entries(0, size)]
+    assert size == len(acknowledged) == 6 * 200
+    assert sorted(i for _, i in acknowledged) == list(range(size))
+    for decision_id, index in acknowledged:
+        assert records[index]["decision_id"] == decision_id
