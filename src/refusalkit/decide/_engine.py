@@ -235,14 +235,7 @@ class DecisionPoint:
 
     def decide(self, request: Any) -> Decision:
         """Decide one request (a parsed JSON object). Never raises."""
-        start = _clock()
-        try:
-            decision = self._decide(request)
-        except Exception as exc:  # noqa: BLE001 (fail closed: any error is a decision)
-            return self._error(request, exc, None)
-        if _clock() - start > self._deadline:
-            return self._overrun(request, decision, None)
-        return decision
+        return self._guarded(request, _clock(), None)
 
     def decide_line(self, line: str | bytes, *, line_number: int | None = None) -> Decision:
         """Decide one JSONL line; a line that is not JSON is decided ``unavailable`` too."""

@@ -19,20 +19,23 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from refusalkit.errors import StoreError
 from refusalkit.journal._records import FIELDS, EntryRow
-from refusalkit.journal._tree import HASH_SIZE, Node
+from refusalkit.journal._tree import HASH_SIZE, Node, frontier_nodes
 
 __all__ = [
     "CHECKPOINT_COUNT",
     "COUNT_CHECKPOINT",
     "JOURNAL_FORMAT",
     "TABLES",
+    "FrontierCache",
     "IndexedRow",
     "Query",
     "Store",
     "StoredRow",
     "node_row",
     "pick_nodes",
+    "plan_append",
     "plan_nodes",
 ]
 
@@ -69,6 +72,13 @@ def plan_nodes(size: int, frontier: Sequence[bytes], leaves: Sequence[bytes]) ->
     ``frontier`` holds the hashes of ``frontier_nodes(size)`` (largest first). RFC 9162 §2.1.1:
     the leaf at position ``pos`` completes one node per trailing 1 bit of ``pos``.
     """
+    return plan_append(size, frontier, leaves)[0]
+
+
+def plan_append(
+    size: int, frontier: Sequence[bytes], leaves: Sequence[bytes]
+) -> tuple[list[bytes | None], list[bytes]]:
+    """``plan_nodes`` plus the frontier hashes of the grown tree (``frontier_nodes(size + n)``)."""
     stack, sha256 = list(frontier), hashlib.sha256
     out: list[bytes | None] = []
     for position, leaf in enumerate(leaves, start=size):
@@ -83,7 +93,54 @@ def plan_nodes(size: int, frontier: Sequence[bytes], leaves: Sequence[bytes]) ->
             rest >>= 1
         stack.append(digest)
         out.append(b"".join(made))
-    return out
+    return out, stack
+
+
+class FrontierCache:
+    """The right frontier of the tree as of the last append this store committed.
+
+    Saves reading O(log n) rows per append. Only trusted for the head size it was made for: an
+    append reads the head size inside its write transaction (holding the write lock) and reloads
+    the frontier when another writer moved the head. Dropped whenever a write fails. The size and
+    hashes are one tuple, replaced whole; callers hold the store's lock.
+    """
+
+    __slots__ = ("_state",)
+
+    def __init__(self) -> None:
+        self._state: tuple[int, list[bytes]] = (-1, [])
+
+    @property
+    def size(self) -> int:
+        """The head size the cached frontier is for (-1: nothing cached)."""
+        return self._state[0]
+
+    @property
+    def hashes(self) -> list[bytes]:
+        """The cached frontier hashes, largest subtree first."""
+        return self._state[1]
+
+    def get(
+        self, size: int, load: Callable[[Sequence[Node]], Mapping[Node, bytes]], where: str
+    ) -> list[bytes]:
+        """The frontier hashes for ``size``, cached or loaded with ``load`` (StoreError if gone)."""
+        cached, hashes = self._state
+        if size == cached:
+            return hashes
+        self.clear()
+        wanted = frontier_nodes(size)
+        have = load(wanted)
+        if len(have) != len(wanted):
+            raise StoreError(f"journal {where} is corrupt: tree nodes are missing")
+        return [have[n] for n in wanted]
+
+    def set(self, size: int, hashes: list[bytes]) -> None:
+        """Remember the frontier of a committed tree of ``size`` leaves."""
+        self._state = (size, hashes)
+
+    def clear(self) -> None:
+        """Forget the frontier (after a failed write)."""
+        self._state = (-1, [])
 
 
 def pick_nodes(
@@ -169,6 +226,10 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def append(self, rows: Sequence[EntryRow]) -> int:
         """Append entries durably in one transaction; returns the index of the first."""
+
+    def maintain(self, *, force: bool = False, slack: int = 1) -> bool:  # noqa: ARG002 (none here)
+        """Housekeeping off the append path (SQLite: WAL checkpoints); whether any ran."""
+        return False
 
     @abc.abstractmethod
     def nodes(self, wanted: Sequence[Node]) -> dict[Node, bytes]:

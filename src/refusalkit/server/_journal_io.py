@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from refusalkit.errors import StoreError
 from refusalkit.journal import Journal, open_journal
 from refusalkit.keyring import Keyring
 from refusalkit.server._turn import WriterTurn, writer_turn
@@ -140,6 +141,10 @@ class JournalAccess:
                 loop.call_soon_threadsafe(self._fail, group, exc)
             else:
                 loop.call_soon_threadsafe(self._settle, group, indices)
+            # answered first, then housekeeping (SQLite WAL checkpoint) between groups, never
+            # inside a commit; a failed checkpoint only leaves the WAL longer
+            with contextlib.suppress(StoreError):
+                journal.maintain()
 
     def _take_group(self) -> list[_Pending]:
         group: list[_Pending] = []

@@ -1,0 +1,125 @@
+"""The append path's shortcuts: the cached right frontier (reloaded when another writer moved the
+head) and SQLite WAL checkpoints kept off the commit but bounded (DESIGN.md §3)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from refusalkit.errors import StoreError
+from refusalkit.journal import open_journal
+from refusalkit.keyring import Keyring
+
+Make = Callable[..., dict[str, Any]]
+
+
+def test_interleaved_writers_reload_the_frontier(
+    store_url: str, keyring: Keyring, decision: Make
+) -> None:
+    """Two journals on one store take turns; each one's cached frontier goes stale every time
+    and must be reloaded, else the tree nodes it writes would be wrong and verify would fail."""
+    with (
+        open_journal(store_url, keyring, origin="example.com/t") as one,
+        open_journal(store_url, keyring) as two,
+    ):
+        indices: list[int] = []
+        for turn, n in enumerate([1, 3, 2, 7, 1, 5, 8, 1, 4, 2, 2]):
+            writer = one if turn % 3 else two
+            indices += writer.append([decision(len(indices) + k) for k in range(n)])
+        assert indices == list(range(36))
+        one.checkpoint()
+        assert one.verify().size == two.size() == 36
+        two.append([decision(36)])
+        one.append([decision(37)])
+        two.checkpoint()
+        assert two.verify().size == 38
+        assert one.consistency_proof(36, 38)["new"] == 38
+
+
+def test_failed_append_drops_the_cached_frontier(
+    store_url: str, keyring: Keyring, decision: Make
+) -> None:
+    with open_journal(store_url, keyring) as journal:
+        journal.append([decision(i) for i in range(5)])
+        cache = journal.store._frontier  # type: ignore[attr-defined]
+        assert cache.size == 5
+        journal.store.close()
+        with pytest.raises((StoreError, sqlite3.ProgrammingError)):
+            journal.append([decision(5)])
+        assert cache.size == -1
+    with open_journal(store_url, keyring) as journal:
+        journal.append([decision(5)])
+        journal.checkpoint()
+        assert journal.verify().size == 6
+
+
+def test_sqlite_wal_stays_bounded_without_maintain(
+    tmp_path: Path, keyring: Keyring, decision: Make
+) -> None:
+    """Automatic checkpoints are off; ``append`` checkpoints by itself once twice the threshold
+    was appended, so a caller that never calls ``maintain`` still has a bounded WAL."""
+    path = tmp_path / "j.db"
+    wal = Path(f"{path}-wal")
+    with open_journal(path, keyring) as journal:
+        journal.store.wal_checkpoint_bytes = 64 << 10  # type: ignore[attr-defined]
+        largest = 0
+        for start in range(0, 3000, 50):
+            journal.append([decision(start + k) for k in range(50)])
+            largest = max(largest, wal.stat().st_size)
+        appended = sum(len(e) for e in journal.entries(0, journal.size()))
+        assert appended > 1_500_000
+        assert largest < 1_000_000, f"WAL grew to {largest} bytes"
+        journal.checkpoint()
+        assert journal.verify().size == 3000
+
+
+def test_sqlite_maintain_checkpoints_past_the_threshold(
+    tmp_path: Path, keyring: Keyring, decision: Make
+) -> None:
+    path = tmp_path / "j.db"
+    with open_journal(path, keyring) as journal:
+        journal.store.wal_checkpoint_bytes = 1 << 30  # type: ignore[attr-defined]
+        journal.append([decision(i) for i in range(200)])
+        assert journal.maintain() is False
+        journal.store.wal_checkpoint_bytes = 1024  # type: ignore[attr-defined]
+        assert journal.maintain() is True
+        assert journal.maintain() is False  # nothing appended since
+        frames = journal.store._all("PRAGMA wal_checkpoint(PASSIVE)")[0]
+        assert frames[0] == 0  # not busy
+        assert frames[1] == frames[2]  # every WAL frame was checkpointed
+
+
+def test_unbounded_wal_without_checkpoints(
+    tmp_path: Path, keyring: Keyring, decision: Make
+) -> None:
+    """The control: with checkpoints held off, the same appends do grow the WAL past the bound
+    (so the bounded-WAL test above can fail)."""
+    path = tmp_path / "j.db"
+    with open_journal(path, keyring) as journal:
+        journal.store.wal_checkpoint_bytes = 1 << 40  # type: ignore[attr-defined]
+        for start in range(0, 3000, 50):
+            journal.append([decision(start + k) for k in range(50)])
+        assert Path(f"{path}-wal").stat().st_size > 1_000_000
+
+
+def test_threads_share_one_journal(store_url: str, keyring: Keyring, decision: Make) -> None:
+    """Appends from several threads through one journal: the cache changes under the lock."""
+    with open_journal(store_url, keyring) as journal:
+
+        def work(tag: int) -> list[int]:
+            got: list[int] = []
+            for k in range(20):
+                got += journal.append([decision(tag * 1000 + k * 3 + j) for j in range(k % 3 + 1)])
+            return got
+
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            results = list(pool.map(work, range(4)))
+        every = sorted(i for got in results for i in got)
+        assert every == list(range(journal.size()))
+        journal.checkpoint()
+        assert journal.verify().size == len(every)
