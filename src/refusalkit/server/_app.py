@@ -24,6 +24,7 @@ from refusalkit.server import _routes_decide, _routes_journal, _routes_ops, _ui
 from refusalkit.server._config import CONFIG_ENV, ServiceConfig
 from refusalkit.server._errors import install_error_handlers
 from refusalkit.server._fastpath import DecideFastPath
+from refusalkit.server._gc import tune_gc
 from refusalkit.server._limits import BodyLimit
 from refusalkit.server._logging import configure_logging
 from refusalkit.server._models import BatchRequestModel, DecideRequestModel
@@ -74,7 +75,9 @@ def create_app(config: ServiceConfig, *, keyring: Keyring | None = None) -> Fast
 def app_from_environment() -> FastAPI:
     """The factory uvicorn workers call: the config comes from ``$REFUSALKIT_SERVICE_CONFIG``."""
     configure_logging()
-    return create_app(ServiceConfig.from_json(os.environ[CONFIG_ENV]))
+    app = create_app(ServiceConfig.from_json(os.environ[CONFIG_ENV]))
+    tune_gc()  # a uvicorn worker process serves only this app
+    return app
 
 
 @contextlib.asynccontextmanager

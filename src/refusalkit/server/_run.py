@@ -18,6 +18,7 @@ from uvicorn.supervisors import Multiprocess
 
 from refusalkit.server._app import create_app
 from refusalkit.server._config import CONFIG_ENV, ServiceConfig
+from refusalkit.server._gc import tune_gc
 from refusalkit.server._logging import configure_logging
 from refusalkit.server._service import SUPERVISOR_ENV
 
@@ -59,6 +60,7 @@ def serve(
     options = uvicorn_options(access_log=access_log)
     if workers <= 1:
         app = create_app(config)
+        tune_gc()
         uvicorn.run(app, host=host, port=port, **options)  # type: ignore[arg-type]
         return
     create_app(config)  # fail here, with the pack's errors, rather than in every worker
