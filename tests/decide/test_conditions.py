@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ from refusalkit.decide._conditions import FALSE, UNKNOWN, ConditionSpecError, co
 from refusalkit.decide._glob import compile_glob, glob_to_regex
 from refusalkit.decide._regex import re2_compile, required_literals, search_predicate
 from refusalkit.keyring import Keyring
+from support.reference_glob import reference_glob
 
 
 def outcome(spec: Any, value: Any) -> int:
@@ -182,32 +182,6 @@ def test_bad_conditions_are_load_errors(spec: Any) -> None:
 
 _glob_parts = st.sampled_from(["*", "**", "**/", "?", "/", "a", "b", ".", "x/", ".env", "-"])
 _path_chars = st.sampled_from(["a", "b", "/", ".", "x", "-", "e", "n", "v", "é", "\n"])
-
-
-def reference_glob(glob: str, value: str) -> bool:
-    """DESIGN.md §2 globs, written plainly: ``**/`` is no or any directories, ``**`` anything,
-    ``*`` any run without ``/``, ``?`` one character but ``/``; newlines are characters."""
-
-    @functools.cache
-    def match(i: int, j: int) -> bool:
-        if i == len(glob):
-            return j == len(value)
-        if glob.startswith("**/", i):
-            ends = [k + 1 for k in range(j, len(value)) if value[k] == "/"]
-            return any(match(i + 3, k) for k in [j, *ends])
-        if glob.startswith("**", i):
-            return any(match(i + 2, k) for k in range(j, len(value) + 1))
-        if glob[i] == "*":
-            stop = value.find("/", j)
-            stop = len(value) if stop == -1 else stop
-            return any(match(i + 1, k) for k in range(j, stop + 1))
-        if j == len(value):
-            return False
-        if glob[i] == "?":
-            return value[j] != "/" and match(i + 1, j + 1)
-        return value[j] == glob[i] and match(i + 1, j + 1)
-
-    return match(0, 0)
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,6 @@ engine that loses a match (a literal prefilter, a lookup index) shows up as a di
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 import json
 from typing import Any
@@ -20,6 +19,7 @@ from hypothesis import strategies as st
 from refusalkit.decide import DecisionPoint, Pack
 from refusalkit.keyring import Keyring
 from refusalkit.model import Action, Decision, ReasonCode, canonical_json
+from support.reference_glob import reference_glob
 
 KEYRING = Keyring.generate()
 FIELDS = ["tool", "args.path", "args.n", "args.host", "caller.agent", "input", "args.deep.x"]
@@ -131,29 +131,6 @@ def kind(value: Any) -> str:
     return {str: "string", list: "array"}.get(type(value), "object")
 
 
-def glob_matches(glob: str, value: str) -> bool:
-    """``**/`` no or any directories, ``**`` anything, ``*`` a run without ``/``, ``?`` one
-    character but ``/``, everything else itself; the whole value."""
-
-    @functools.cache
-    def match(i: int, j: int) -> bool:
-        if i == len(glob):
-            return j == len(value)
-        if glob.startswith("**/", i):
-            ends = [k + 1 for k in range(j, len(value)) if value[k] == "/"]
-            return any(match(i + 3, k) for k in [j, *ends])
-        if glob.startswith("**", i):
-            return any(match(i + 2, k) for k in range(j, len(value) + 1))
-        if glob[i] == "*":
-            stop = value.find("/", j)
-            return any(match(i + 1, k) for k in range(j, (len(value) if stop < 0 else stop) + 1))
-        if j < len(value) and (value[j] == glob[i] or (glob[i] == "?" and value[j] != "/")):
-            return match(i + 1, j + 1)
-        return False
-
-    return match(0, 0)
-
-
 def ip_forms(value: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
     """The address, and the IPv4 host inside an IPv4-mapped or NAT64 (64:ff9b::/96) address."""
     addr = ipaddress.ip_address(value)
@@ -168,7 +145,7 @@ def ip_forms(value: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
 
 def string_test(op: str, pattern: str, value: str) -> bool:
     if op == "glob":
-        return glob_matches(pattern, value)
+        return reference_glob(pattern, value)
     if op == "regex":
         return re2.search(pattern, value) is not None
     if op == "prefix":
