@@ -58,9 +58,7 @@ def test_signing_key_is_ed25519() -> None:
             "not valid base64|must be 32 bytes",
         ),
         (
-            json.dumps(
-                {"schema": KEYRING_SCHEMA, "redaction": {"active": "k9", "keys": {}}}
-            ),
+            json.dumps({"schema": KEYRING_SCHEMA, "redaction": {"active": "k9", "keys": {}}}),
             "no redaction key 'k9'",
         ),
     ],

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from refusalkit.errors import StoreError
-from refusalkit.journal import open_journal
+from refusalkit.errors import StoreError, UsageError
+from refusalkit.journal import canonical_bytes, open_journal
+from refusalkit.journal._records import index_fields
 from refusalkit.keyring import Keyring
 
 Make = Callable[..., dict[str, Any]]
@@ -123,3 +124,26 @@ def test_threads_share_one_journal(store_url: str, keyring: Keyring, decision: M
         assert every == list(range(journal.size()))
         journal.checkpoint()
         assert journal.verify().size == len(every)
+
+
+def test_append_encoded_equals_append(store_url: str, keyring: Keyring, decision: Make) -> None:
+    """Entries encoded by the caller land exactly as the same records appended."""
+    records = [decision(i) for i in range(70)]  # more than one multi-row INSERT chunk
+    with open_journal(store_url, keyring, origin="example.com/a") as journal:
+        journal.append(records)
+        encoded = [(canonical_bytes(r), index_fields(r)) for r in records]
+        assert journal.append_encoded(encoded) == list(range(70, 140))
+        assert journal.entries(0, 70) == journal.entries(70, 140)
+        assert journal.verify().size == 140
+
+
+@pytest.mark.parametrize(
+    "entry", [("text, not bytes", (None,) * 7), (b"{}", (None,) * 6), (b"{}", ())]
+)
+def test_append_encoded_refuses_a_malformed_entry(
+    tmp_path: Path, keyring: Keyring, entry: Any
+) -> None:
+    with open_journal(tmp_path / "j.db", keyring) as journal:
+        with pytest.raises(UsageError, match="entry 1 is not"):
+            journal.append_encoded([(b"{}", (None,) * 7), entry])
+        assert journal.size() == 0  # nothing of the batch was written

@@ -11,6 +11,7 @@ import asyncio
 import fcntl
 import json
 import os
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -21,9 +22,10 @@ import pytest
 from svc_helpers import Deployment, ServerProcess, allowed_request, denied_request
 
 from refusalkit.errors import UsageError
-from refusalkit.journal import open_journal
+from refusalkit.journal import canonical_bytes, open_journal
+from refusalkit.journal._records import index_fields
 from refusalkit.keyring import Keyring
-from refusalkit.server._journal_io import JournalAccess
+from refusalkit.server._journal_io import Entry, JournalAccess
 from refusalkit.server._turn import WriterTurn, writer_turn
 
 
@@ -31,9 +33,13 @@ def _records(caller: int, count: int) -> list[dict[str, Any]]:
     return [{"schema": "test/v1", "caller": caller, "n": n} for n in range(count)]
 
 
+def _encoded(records: list[dict[str, Any]]) -> list[Entry]:
+    return [(canonical_bytes(r), index_fields(r)) for r in records]
+
+
 async def _append_concurrently(access: JournalAccess, sizes: list[int]) -> list[list[int]]:
     return await asyncio.gather(
-        *[access.append(_records(caller, size)) for caller, size in enumerate(sizes)]
+        *[access.append(_encoded(_records(caller, size))) for caller, size in enumerate(sizes)]
     )
 
 
@@ -69,9 +75,9 @@ def test_a_failed_append_fails_its_callers_and_the_next_is_written(tmp_path: Pat
         access = JournalAccess(store, ring, origin=None, max_group=10)
         await access.open()
         try:
-            bad = [{"schema": "test/v1", "not-json": {1, 2}}]
+            bad: list[Any] = [("not bytes", index_fields({}))]
             failed = await asyncio.gather(access.append(bad), return_exceptions=True)
-            later = await access.append(_records(0, 3))
+            later = await access.append(_encoded(_records(0, 3)))
             return failed[0], later
         finally:
             await access.close()
@@ -85,6 +91,7 @@ def test_the_writer_turn_excludes_other_holders(tmp_path: Path) -> None:
     turn = writer_turn(str(tmp_path / "journal.db"), is_postgres=False)
     assert isinstance(turn, WriterTurn)
     assert turn.path == tmp_path / "journal.db.writer-lock"
+    assert turn.gate == tmp_path / "journal.db.writer-gate"
     other = os.open(turn.path, os.O_RDWR)
     try:
         with turn, pytest.raises(BlockingIOError):
@@ -95,6 +102,49 @@ def test_the_writer_turn_excludes_other_holders(tmp_path: Path) -> None:
         os.close(other)
         turn.close()
     assert not isinstance(writer_turn("postgresql://x/y", is_postgres=True), WriterTurn)
+
+
+def _gate_is_held(turn: WriterTurn) -> bool:
+    probe = os.open(turn.gate, os.O_RDWR)
+    try:
+        fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(probe)
+    return False
+
+
+def _take_turn(turn: WriterTurn, order: list[str]) -> None:
+    with turn:
+        order.append("waiter")
+        time.sleep(0.05)  # long enough for the other writer to be asking again
+
+
+def test_a_writer_that_asks_again_at_once_lets_the_waiter_in_first(tmp_path: Path) -> None:
+    """flock alone lets a releasing writer re-take the lock before the woken waiter runs; the
+    gate makes them alternate. Deterministic: the order of the turns is recorded."""
+    store = str(tmp_path / "journal.db")
+    busy, waiter = (writer_turn(store, is_postgres=False) for _ in range(2))
+    assert isinstance(busy, WriterTurn)
+    assert isinstance(waiter, WriterTurn)
+    order: list[str] = []
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            with busy:
+                order.append("busy")
+                pending = pool.submit(_take_turn, waiter, order)
+                deadline = time.monotonic() + 10
+                while not _gate_is_held(busy):  # the waiter queued: holds the gate, waits
+                    assert time.monotonic() < deadline, "the waiter never queued"
+                    time.sleep(0.001)
+            with busy:  # asks again at once: blocks at the gate until the waiter got its turn
+                order.append("busy again")
+                pending.result(timeout=10)
+    finally:
+        busy.close()
+        waiter.close()
+    assert order == ["busy", "waiter", "busy again"]
 
 
 def _decide_many(

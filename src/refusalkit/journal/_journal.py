@@ -22,7 +22,7 @@ from refusalkit.journal._canonical import canonical_bytes
 from refusalkit.journal._checkpoint import Checkpoint, open_checkpoint, sign_checkpoint
 from refusalkit.journal._note import NoteVerifier, open_note, valid_key_name
 from refusalkit.journal._receipt import Receipt
-from refusalkit.journal._records import EntryRow, index_fields
+from refusalkit.journal._records import FIELDS, EntryRow, index_fields
 from refusalkit.journal._store import JOURNAL_FORMAT, Query, Store
 from refusalkit.journal._time import normalise_time
 from refusalkit.journal._tree import (
@@ -120,6 +120,19 @@ def _records_to_rows(records: Iterable[Mapping[str, Any]]) -> list[EntryRow]:
     return rows
 
 
+def _encoded_to_rows(entries: Iterable[tuple[bytes, tuple[str | None, ...]]]) -> list[EntryRow]:
+    """Entry rows of entries whose RFC 8785 bytes and index columns the caller made."""
+    rows, sha256, width = [], hashlib.sha256, len(FIELDS)
+    for number, (data, fields) in enumerate(entries):
+        if type(data) is not bytes or len(fields) != width:
+            raise UsageError(
+                f"entry {number} is not (RFC 8785 bytes, {width} index fields)",
+                hint="Use Journal.append for records; append_encoded takes encoded entries.",
+            )
+        rows.append((data, sha256(b"\x00" + data).digest(), *fields))
+    return rows
+
+
 def _bounds(since: str | None, until: str | None) -> tuple[str | None, str | None]:
     """RFC 3339 bounds in the indexed form of ``decided_at`` (``UsageError`` when invalid)."""
     return (
@@ -183,7 +196,18 @@ class Journal:
 
     def append(self, records: Sequence[Mapping[str, Any]]) -> list[int]:
         """Append records as RFC 8785 entries in one transaction; durable when it returns."""
-        rows = _records_to_rows(records)
+        return self._append_rows(_records_to_rows(records))
+
+    def append_encoded(self, entries: Sequence[tuple[bytes, tuple[str | None, ...]]]) -> list[int]:
+        """Append entries already encoded: each its RFC 8785 bytes and its index columns.
+
+        For a writer that encodes records itself (the service, with ``DecisionEncoder``); the
+        caller vouches that the bytes are the RFC 8785 form of a JSON object. The columns must be
+        its ``index_fields``; ``verify`` recomputes them from the bytes and names any mismatch.
+        """
+        return self._append_rows(_encoded_to_rows(entries))
+
+    def _append_rows(self, rows: list[EntryRow]) -> list[int]:
         if not rows:
             return []
         first = self._store.append(rows)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import cache
 from itertools import count
 from pathlib import Path
 from typing import Any
@@ -46,8 +47,10 @@ _PRAGMAS = (
     # ``maintain`` checkpoints instead, outside the write lock (durability needs no checkpoint)
     "PRAGMA wal_autocheckpoint = 0",
 )
-WAL_CHECKPOINT_BYTES = 8 << 20
-"""Entry bytes appended through one connection after which ``maintain`` checkpoints the WAL."""
+WAL_CHECKPOINT_BYTES = 2 << 20
+"""Entry bytes appended through one connection after which ``maintain`` checkpoints the WAL.
+Small checkpoints, often: the service's groups wait while one runs (measured, service batch p99
+with 2 connections: 14.6 ms with 8 MiB, 8.5 ms with 2 MiB, 7.6 ms with none)."""
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS journal_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS journal_head (
@@ -64,10 +67,26 @@ _INDEXED_PAGE = (
     "SELECT idx, CAST(data AS BLOB), CAST(leaf AS BLOB), CAST(nodes AS BLOB), "  # noqa: S608
     f"{', '.join(FIELDS)} FROM journal_entry WHERE idx >= ? ORDER BY idx LIMIT ?"
 )
-_INSERT_ENTRY = (
-    f"INSERT INTO journal_entry (idx, data, leaf, {', '.join(FIELDS)}, nodes) "  # noqa: S608
-    f"VALUES (?, ?, ?, {', '.join('?' for _ in FIELDS)}, ?)"
-)
+_ROW_MARKS = f"(?, ?, ?, {', '.join('?' for _ in FIELDS)}, ?)"
+_INSERT_CHUNK = 64
+"""Rows per INSERT statement (11 parameters each, far below SQLite's 32,766-parameter limit)."""
+
+
+@cache
+def _insert_rows(count: int) -> str:
+    """One INSERT of ``count`` rows: one ``sqlite3_step``, so the writer thread gives up and
+    retakes the GIL once per chunk instead of once per row (``executemany``), which on a busy
+    service process cost a GIL hand-over (up to the 5 ms switch interval) per row."""
+    return (
+        f"INSERT INTO journal_entry (idx, data, leaf, {', '.join(FIELDS)}, nodes) "  # noqa: S608
+        f"VALUES {', '.join([_ROW_MARKS] * count)}"
+    )
+
+
+def _insert_entries(db: sqlite3.Connection, entries: list[tuple[Any, ...]]) -> None:
+    for at in range(0, len(entries), _INSERT_CHUNK):
+        chunk = entries[at : at + _INSERT_CHUNK]
+        db.execute(_insert_rows(len(chunk)), [value for entry in chunk for value in entry])
 
 
 def _check_file(path: Path) -> None:
@@ -200,7 +219,7 @@ class SqliteStore(Store):
                     frontier = self._frontier.get(size, load, str(self.path))
                     nodes, grown = plan_append(size, frontier, [r[1] for r in rows])
                     entries = [(i, *r, n) for i, r, n in zip(count(size), rows, nodes)]
-                    db.executemany(_INSERT_ENTRY, entries)
+                    _insert_entries(db, entries)
                     db.execute("UPDATE journal_head SET size = ? WHERE id = 1", (size + len(rows),))
             except BaseException:
                 self._frontier.clear()

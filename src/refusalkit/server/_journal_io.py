@@ -9,9 +9,9 @@ processes take turns through ``WriterTurn`` (see ``_turn``).
 
 Each ``Journal`` is opened, used and closed on its own single thread, so a store connection never
 crosses threads. On PostgreSQL, reads use a second connection, so a long query does not hold up
-appends. On SQLite a process keeps ONE connection: opening the same database file twice in one
-process can drop the POSIX locks SQLite relies on (sqlite.org/howtocorrupt.html §2.2), after which
-another process may check the WAL back and lose acknowledged appends.
+appends. On SQLite, reads share the writer's connection, and the writer runs the WAL checkpoints
+itself between groups: a checkpoint on a second connection would overlap the appends, but under
+steady load it never catches up with them, so the WAL never restarts and grows without bound.
 """
 
 from __future__ import annotations
@@ -20,19 +20,21 @@ import asyncio
 import contextlib
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from refusalkit.errors import StoreError
 from refusalkit.journal import Journal, open_journal
 from refusalkit.keyring import Keyring
 from refusalkit.server._turn import WriterTurn, writer_turn
 
-__all__ = ["JournalAccess"]
+__all__ = ["Entry", "JournalAccess"]
 
 T = TypeVar("T")
-_Pending = tuple[Sequence[Mapping[str, Any]], "asyncio.Future[list[int]]"]
+Entry = tuple[bytes, tuple[str | None, ...]]
+"""An encoded record: its RFC 8785 bytes and index columns (``Journal.append_encoded``)."""
+_Pending = tuple[Sequence[Entry], "asyncio.Future[list[int]]"]
 
 
 def _is_postgres(store: str) -> bool:
@@ -103,8 +105,8 @@ class JournalAccess:
         if isinstance(self._turn, WriterTurn):
             self._turn.close()
 
-    async def append(self, records: Sequence[Mapping[str, Any]]) -> list[int]:
-        """Append ``records``; returns their indices once they are durable."""
+    async def append(self, records: Sequence[Entry]) -> list[int]:
+        """Append encoded ``records``; returns their indices once they are durable."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[list[int]] = loop.create_future()
         with self._lock:
@@ -136,7 +138,7 @@ class JournalAccess:
             flat = [record for records, _ in group for record in records]
             try:
                 with self._turn:
-                    indices = journal.append(flat)
+                    indices = journal.append_encoded(flat)
             except Exception as exc:  # noqa: BLE001 (every waiter learns of the failure)
                 loop.call_soon_threadsafe(self._fail, group, exc)
             else:

@@ -15,9 +15,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 from starlette.types import Send
 
+from refusalkit.decide._wire import decision_fields
 from refusalkit.model import Decision
 from refusalkit.server._auth import require
 from refusalkit.server._errors import ApiError, ErrorCode
+from refusalkit.server._journal_io import Entry
 from refusalkit.server._jsonio import JSONDecodeError, dumps, loads
 from refusalkit.server._keys import ApiKey, Scope
 from refusalkit.server._models import BatchResponseModel, DecisionModel, ErrorModel
@@ -43,9 +45,15 @@ def _body_schema(name: str) -> dict[str, Any]:
     return {"requestBody": {"required": True, "content": {_JSON: {"schema": ref}}}}
 
 
-async def _journal(service: Service, records: list[dict[str, Any]]) -> list[int]:
+def _entries(service: Service, decisions: list[Decision]) -> list[Entry]:
+    """Each decision's RFC 8785 bytes and index columns: its journal entry and its answer."""
+    encode = service.encoder.encode
+    return [(encode(d), decision_fields(d)) for d in decisions]
+
+
+async def _journal(service: Service, entries: list[Entry]) -> list[int]:
     try:
-        return await service.journal.append(records)
+        return await service.journal.append(entries)
     except Exception as exc:
         raise ApiError(
             503,
@@ -121,12 +129,12 @@ class Answer:
 async def answer_decide(service: Service, body: bytes) -> Answer:
     """Decide one request body, journal it, and make the answer (shared with the fast path)."""
     started = time.perf_counter()
-    decision = _decide_one(service, body)
-    record = decision.to_dict()
-    (index,) = await _journal(service, [record])
-    _account(service, [decision])
+    decisions = [_decide_one(service, body)]
+    entries = _entries(service, decisions)
+    (index,) = await _journal(service, entries)
+    _account(service, decisions)
     service.metrics.latency.labels("decide").observe(time.perf_counter() - started)
-    return Answer(dumps(record), index)
+    return Answer(entries[0][0], index)
 
 
 def _batch_items(service: Service, body: bytes) -> list[Any]:
@@ -179,8 +187,15 @@ async def answer_batch(service: Service, body: bytes) -> Answer:
     items = _batch_items(service, body)
     point = service.pack.point  # one pack for the whole batch
     decisions = [point.decide(item) for item in items]
-    records = [d.to_dict() for d in decisions]
-    indices = await _journal(service, records) if records else []
+    entries = _entries(service, decisions)
+    indices = await _journal(service, entries) if entries else []
     _account(service, decisions)
     service.metrics.latency.labels("batch").observe(time.perf_counter() - started)
-    return Answer(dumps({"decisions": records, "indices": indices}))
+    return Answer(_batch_body([data for data, _ in entries], indices))
+
+
+def _batch_body(decisions: list[bytes], indices: list[int]) -> bytes:
+    """``{"decisions": [...], "indices": [...]}`` with each decision as its journal entry bytes."""
+    return b"".join(
+        (b'{"decisions":[', b",".join(decisions), b'],"indices":', dumps(indices), b"}")
+    )

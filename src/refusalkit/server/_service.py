@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from refusalkit.decide._wire import DecisionEncoder
 from refusalkit.errors import ServiceError
 from refusalkit.keyring import Keyring, resolve_keyring
 from refusalkit.model import Decision
@@ -49,6 +50,7 @@ class Service:
         self.keyring = keyring if keyring is not None else _load_keyring(config)
         self.auth = Authenticator(_key_store(config))
         self.pack = PackHolder(config.policy, self.keyring, config.deadline_ms)
+        self.encoder = DecisionEncoder()
         self.journal = JournalAccess(
             config.journal, self.keyring, origin=config.origin, max_group=config.max_group_commit
         )

@@ -1,0 +1,135 @@
+"""RFC 8785 bytes of a ``Decision`` without building its dict: the service's hot path.
+
+``canonical_bytes(decision.to_dict())`` builds ~25 dicts a decision, walks them to prove they are
+plain, then encodes them. ``DecisionEncoder`` writes the same bytes directly: the top-level keys
+in their RFC 8785 order (RFC 8785 §3.2.3; all ASCII, so code-point order), each string value by
+``orjson`` (RFC 8785 §3.2.2.2 escapes for an exact ``str``), and the nested records (``engine``,
+``policy``, ``subject`` and every ``WhyStep``) by the general ``canonical_bytes`` once per
+object, cached and spliced in as ``orjson.Fragment``: the engine shares those objects between
+decisions. A top-level field of an unexpected type (a hand-built decision whose ``decided_at`` is
+a ``datetime``, say) sends the whole decision down the general path, which gives the reference
+bytes or the reference's error. ``tests/decide/test_wire.py``
+checks the bytes against ``rfc8785`` with hypothesis.
+
+The bytes serve twice: as the journal entry (``Journal.append_encoded``) and, joined, as the
+HTTP answer, so an answered decision is byte for byte the entry whose leaf hash its inclusion
+proof proves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from refusalkit.decide._fast import canonical_bytes
+from refusalkit.model import Decision
+
+__all__ = ["DecisionEncoder", "decision_fields"]
+
+_CACHE_LIMIT = 4096  # nested records remembered per kind (the engine's own caches are this size)
+_dumps = orjson.dumps
+_Fragment = orjson.Fragment
+
+
+class _Unexpected(Exception):  # noqa: N818 (internal signal, never escapes)
+    """A field is not of the type the fast layout assumes."""
+
+
+class _Fragments:
+    """Encoded nested records as ``orjson.Fragment``s, remembered by identity (the record is
+    kept alive with its entry, so its ``id`` cannot be reused while the entry stands)."""
+
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[object, orjson.Fragment]] = {}
+
+    def get(self, record: object) -> orjson.Fragment:
+        hit = self._entries.get(id(record))
+        if hit is not None and hit[0] is record:
+            return hit[1]
+        fragment = _Fragment(canonical_bytes(record.to_dict()))  # type: ignore[attr-defined]
+        if len(self._entries) >= _CACHE_LIMIT:
+            self._entries.clear()
+        self._entries[id(record)] = (record, fragment)
+        return fragment
+
+
+class DecisionEncoder:
+    """RFC 8785 bytes of decisions, equal to ``canonical_bytes(decision.to_dict())``.
+
+    Thread-safe: its caches are dicts updated by single operations under the GIL.
+    """
+
+    __slots__ = ("_refs", "_steps")
+
+    def __init__(self) -> None:
+        self._refs = _Fragments()  # engine, policy and subject records
+        self._steps = _Fragments()
+
+    def encode(self, decision: Decision) -> bytes:
+        """The decision's RFC 8785 bytes (the general path's error for a value it refuses)."""
+        try:
+            return self._layout(decision)
+        except (_Unexpected, orjson.JSONEncodeError, AttributeError):
+            return canonical_bytes(decision.to_dict())
+
+    def _layout(self, d: Decision) -> bytes:
+        """The top-level members in RFC 8785 §3.2.3 order (checked by a test), scalars checked
+        to be exactly what orjson writes as RFC 8785 does."""
+        at, ident, rule, digest, schema, message = (
+            *(d.decided_at, d.decision_id, d.matched_rule, d.request_digest, d.schema, d.message),
+        )
+        if not (
+            type(at) is str
+            and type(ident) is str
+            and type(rule) is str
+            and type(digest) is str
+            and type(schema) is str
+            and (message is None or type(message) is str)
+            and type(d.reason_codes_version) is int
+            and type(d.why_trail) is tuple
+        ):
+            raise _Unexpected
+        refs, steps, code = self._refs.get, self._steps.get, d.reason_code
+        return _dumps(
+            {
+                "action": d.action.value,
+                "decided_at": at,
+                "decision_id": ident,
+                "engine": refs(d.engine),
+                "matched_rule": rule,
+                "message": message,
+                "policy": refs(d.policy),
+                "reason_code": None if code is None else code.value,
+                "reason_codes_version": d.reason_codes_version,
+                "request_digest": digest,
+                "retryable": code is not None and code.retryable,
+                "schema": schema,
+                "subject": refs(d.subject),
+                "why_trail": [steps(step) for step in d.why_trail],
+            },
+            option=orjson.OPT_STRICT_INTEGER,
+        )
+
+
+def decision_fields(decision: Decision) -> tuple[str | None, ...]:
+    """The journal's index columns of a decision (``journal.FIELDS`` order), equal to
+    ``index_fields(decision.to_dict())``."""
+    code, subject = decision.reason_code, decision.subject
+    return (
+        _str_or_none(decision.schema),
+        decision.action.value,
+        None if code is None else code.value,
+        _str_or_none(decision.matched_rule),
+        _str_or_none(subject.agent),
+        _str_or_none(subject.session),
+        _str_or_none(decision.decided_at),
+    )
+
+
+def _str_or_none(value: Any) -> str | None:
+    if type(value) is str:
+        return value
+    return str.__str__(value) if isinstance(value, str) else None
