@@ -7,6 +7,7 @@ back over HTTP with its proofs checked by the journal's offline verifiers, stats
 from __future__ import annotations
 
 import base64
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -76,6 +77,7 @@ def test_decide_answers_the_decision_and_journals_it(
         headers=keys.header("read"),
     ).json()["entries"]
     assert entries[0]["record"] == denied.json()
+    assert base64.b64decode(entries[0]["entry_b64"]) == denied.content  # the answer IS the entry
 
 
 def test_a_malformed_request_is_decided_deny_unavailable(
@@ -114,6 +116,11 @@ def test_batch_answers_in_order_and_journals_each(
         headers=keys.header("read"),
     ).json()["entries"]
     assert [e["record"] for e in got] == body["decisions"]
+    entry_bytes = [base64.b64decode(e["entry_b64"]) for e in got]
+    assert answer.content == b'{"decisions":[%s],"indices":%s}' % (
+        b",".join(entry_bytes),
+        json.dumps(indices, separators=(",", ":")).encode(),
+    )
 
 
 @pytest.mark.parametrize("header", [None, "Bearer nope", "Basic Zm9vOmJhcg==", "Bearer"])
