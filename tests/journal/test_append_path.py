@@ -14,6 +14,7 @@ import pytest
 from refusalkit.errors import StoreError, UsageError
 from refusalkit.journal import canonical_bytes, open_journal
 from refusalkit.journal._records import index_fields
+from refusalkit.journal._tree import frontier_nodes
 from refusalkit.keyring import Keyring
 
 Make = Callable[..., dict[str, Any]]
@@ -147,3 +148,58 @@ def test_append_encoded_refuses_a_malformed_entry(
         with pytest.raises(UsageError, match="entry 1 is not"):
             journal.append_encoded([(b"{}", (None,) * 7), entry])
         assert journal.size() == 0  # nothing of the batch was written
+
+
+@pytest.mark.postgres
+def test_postgres_head_and_frontier_in_one_statement(
+    postgres_url: str, keyring: Keyring, decision: Make
+) -> None:
+    """``_fresh_head`` reads the same frontier as the general reader, at every size (each size
+    has a different set of frontier subtrees: one per set bit)."""
+    with open_journal(postgres_url, keyring) as journal:
+        store: Any = journal.store
+        for size in range(1, 70):
+            journal.append([decision(size)])
+            head, hashes = store._fresh_head()
+            assert head == size
+            snapshot_size, nodes = store.snapshot()
+            assert snapshot_size == size
+            assert hashes == [nodes[n] for n in frontier_nodes(size)]
+
+
+@pytest.mark.postgres
+def test_postgres_a_stale_writer_appends_without_the_lock(
+    postgres_url: str, keyring: Keyring, decision: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After another writer moved the head, the cached compare-and-append loses and the fresh
+    head makes the second one win: the locking path is not needed."""
+    with open_journal(postgres_url, keyring) as one, open_journal(postgres_url, keyring) as two:
+        one.append([decision(0)])
+        two.append([decision(1)])
+
+        def refuse(*_: Any) -> int:
+            raise AssertionError("took the locking path")
+
+        monkeypatch.setattr(type(one.store), "_append_locked", refuse)
+        for k in range(2, 12):
+            (one if k % 2 else two).append([decision(k)])
+        monkeypatch.undo()
+        one.checkpoint()
+        assert one.verify().size == 12
+
+
+@pytest.mark.postgres
+def test_postgres_losing_twice_falls_back_to_the_lock(
+    postgres_url: str, keyring: Keyring, decision: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh read that is stale again by the time it is used (a busy rival) ends in the
+    locking path, which always succeeds."""
+    with open_journal(postgres_url, keyring) as one, open_journal(postgres_url, keyring) as two:
+        one.append([decision(0)])
+        stale = one.store._fresh_head()  # type: ignore[attr-defined]
+        two.append([decision(1), decision(2)])
+        monkeypatch.setattr(type(one.store), "_fresh_head", lambda _: stale)
+        assert one.append([decision(3)]) == [3]
+        monkeypatch.undo()
+        one.checkpoint()
+        assert one.verify().size == 4

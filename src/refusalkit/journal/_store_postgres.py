@@ -72,6 +72,19 @@ version and match nothing, so nothing is inserted (PostgreSQL docs, "Read Commit
 Level"): an atomic compare-and-append in one statement, hence one round trip."""
 
 
+_HEAD_AND_FRONTIER = (
+    "SELECT h.size, e.idx, e.leaf, e.nodes FROM journal_head h LEFT JOIN LATERAL ("
+    "SELECT idx, leaf, nodes FROM journal_entry WHERE idx = ANY (ARRAY("
+    "SELECT ((h.size >> k) << k) - 1 FROM generate_series(0, 62) AS k "
+    "WHERE (h.size >> k) & 1 = 1))) e ON true WHERE h.id = 1"
+)
+"""The head size and the rows holding its frontier nodes, in ONE statement (one snapshot): the
+frontier of a tree of size n is one perfect subtree per set bit k of n, whose node is stored in
+the row of its last leaf, ``((n >> k) << k) - 1`` (``node_row``). ``= ANY (ARRAY(...))`` keeps it
+on the primary-key index (an ``IN (subquery)`` join measured a sequential scan: 190 ms at 100k
+entries, against 0.16 ms)."""
+
+
 def _columns(size: int, rows: Sequence[EntryRow], nodes: Sequence[bytes | None]) -> list[list[Any]]:
     """The entry rows as column arrays for ``_UNNEST``, indices from ``size``."""
     columns = [list(c) for c in zip(*rows, strict=True)]
@@ -177,12 +190,17 @@ class PostgresStore(Store):
     def append(self, rows: Sequence[EntryRow]) -> int:
         """Usually ONE round trip: when the cached frontier is for the current head, a single
         autocommit statement moves the head only if it is still at that size and inserts the
-        entries only if it moved (``_APPEND_AT``); otherwise (first append, or another writer
-        appended) a transaction locks the head row and reloads the frontier."""
+        entries only if it moved (``_APPEND_AT``). When another writer moved the head, the head
+        and its frontier are read in one statement and the compare-and-append tried once more
+        (two round trips, no lock held across them); only if that loses too does a transaction
+        lock the head row, which guarantees progress."""
         with self._lock:
             try:
                 at, frontier = self._frontier.size, self._frontier.hashes
                 if at >= 0 and self._append_at(at, frontier, rows):
+                    return at
+                at, frontier = self._fresh_head()
+                if self._append_at(at, frontier, rows):
                     return at
                 return self._append_locked(rows)
             except BaseException as exc:
@@ -204,6 +222,19 @@ class PostgresStore(Store):
                 return False
         self._frontier.set(size + len(rows), grown)
         return True
+
+    def _fresh_head(self) -> tuple[int, list[bytes]]:
+        """The committed head size and its frontier hashes, read in one statement."""
+        with self._db.cursor() as cur:
+            cur.execute(_HEAD_AND_FRONTIER)
+            found = cur.fetchall()
+        if not found:
+            raise StoreError(f"journal {self.location} is corrupt: the head row is missing")
+        size = int(found[0][0])
+        rows = {int(i): (leaf, nodes) for _, i, leaf, nodes in found if i is not None}
+        self._frontier.clear()
+        hashes = self._frontier.get(size, lambda wanted: pick_nodes(wanted, rows), self.location)
+        return size, hashes
 
     def _append_locked(self, rows: Sequence[EntryRow]) -> int:
         with self._db.transaction(), self._db.cursor() as cur:
