@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import json
 import time
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +19,8 @@ from typing import Any
 from joserfc import jws
 from joserfc.errors import JoseError
 from joserfc.jwk import OKPKey
+
+from refusalkit.decide._quiet import warnings_as
 
 __all__ = ["AttestationResult", "Attestor", "mint_token", "public_key_from_seed"]
 
@@ -93,8 +94,7 @@ class Attestor:
         if kid not in self._keys:
             return kid  # the problem
         try:
-            with warnings.catch_warnings():  # joserfc flags "EdDSA" (RFC 9864); §2 names it
-                warnings.simplefilter("ignore")
+            with warnings_as("ignore"):  # joserfc flags "EdDSA" (RFC 9864); §2 names it
                 signed = jws.deserialize_compact(token, self._keys[kid], algorithms=["EdDSA"])
             payload = json.loads(signed.payload)
         except (JoseError, ValueError, UnicodeDecodeError):
@@ -130,8 +130,7 @@ def mint_token(
         {"kty": "OKP", "crv": "Ed25519", "x": _b64url(raw_pub), "d": _b64url(private_seed)}
     )
     payload = json.dumps({"sub": sub, "exp": exp, **(extra or {})}, separators=(",", ":"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings_as("ignore"):
         return jws.serialize_compact(
             {"alg": "EdDSA", "kid": kid}, payload, key, algorithms=["EdDSA"]
         )

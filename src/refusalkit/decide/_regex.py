@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import re
 import string
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import re2
+
+from refusalkit.decide._quiet import warnings_as
 
 __all__ = [
     "re2_compile",
@@ -114,8 +115,7 @@ def _python_parse(pattern: str) -> Any:
     """Python's parse of a ``shared_syntax`` pattern, or None (any error or warning)."""
     if _parser is None or _constants is None or not shared_syntax(pattern):
         return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings_as("error"):
         try:
             return _parser.parse(pattern)
         except Exception:  # noqa: BLE001 (unparsed, or parsed with a warning: no shortcut)
