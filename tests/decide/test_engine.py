@@ -332,6 +332,27 @@ def test_a_line_that_is_not_json_names_its_line(dp_for: PackFactory) -> None:
     assert dp.decide_line(b'{"tool": "x"}\n').action is Action.ALLOW
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"tool": "fs.read", "caller": {"agent": "\\ud800", "session": "s-1"}}',
+        b'{"tool": "fs.read", "caller": {"agent": "coder", "session": "\\udfff"}}',
+        b'{"tool": "fs.read\\ud800"}',
+    ],
+)
+def test_a_request_with_a_lone_surrogate_is_refused_with_a_journalable_decision(
+    dp_for: PackFactory, line: bytes
+) -> None:
+    """JSON escapes can spell a lone surrogate, which UTF-8 and RFC 8785 cannot encode: the
+    request is refused as unavailable and the caller id that cannot be encoded is dropped, so
+    the decision itself can still be journaled and answered."""
+    d = dp_for([], default="allow").decide_line(line)
+    assert (d.action, d.reason_code) == (Action.DENY, ReasonCode.UNAVAILABLE)
+    canonical_json(d.to_dict())  # raises if anything in it cannot be encoded
+    assert d.subject.agent in (None, "coder")
+    assert d.subject.session in (None, "s-1")
+
+
 class Exploding(Mapping[str, Any]):
     """A request whose fields blow up when read."""
 

@@ -83,12 +83,14 @@ def test_decide_answers_the_decision_and_journals_it(
 def test_a_malformed_request_is_decided_deny_unavailable(
     http: httpx.Client, shared_deployment: Deployment
 ) -> None:
-    for body in (b"{not json", b'{"args": {}}', b"[1, 2]"):
+    lone_surrogate = b'{"tool": "fs.read", "caller": {"agent": "\\ud800"}}'
+    for body in (b"{not json", b'{"args": {}}', b"[1, 2]", lone_surrogate):
         answer = http.post(
             "/v1/decide", content=body, headers=shared_deployment.keys.header("decide")
         )
         assert answer.status_code == 200
         assert (answer.json()["action"], answer.json()["reason_code"]) == ("deny", "unavailable")
+        assert answer.headers["Refusalkit-Journal-Index"].isdigit()  # journaled like any other
 
 
 def test_batch_answers_in_order_and_journals_each(

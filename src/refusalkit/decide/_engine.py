@@ -623,10 +623,23 @@ class DecisionPoint:
             (*earlier, failure_step(problem)),
             self._policy,
             self._engine,
-            self._subject(agent, session),
+            self._subject(_encodable(agent), _encodable(session)),
             digest,
             decided_at,
         )
+
+
+def _encodable(value: Any) -> str | None:
+    """A caller's agent or session id as kept in a fail-closed decision: only a ``str`` that
+    UTF-8, and so RFC 8785, can encode (a lone surrogate would make the decision itself
+    unjournalable); anything else is unknown (None)."""
+    if type(value) is not str:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
 
 
 def _where(line_number: int | None) -> str:
