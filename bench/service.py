@@ -416,7 +416,7 @@ def main() -> None:
                 _drop_postgres(name)
     _table(rows)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    summary = {"targets": TARGETS, "verdicts": _verdicts(rows), "runs": rows}
+    summary = {"quick": args.quick, "targets": TARGETS, "verdicts": _verdicts(rows), "runs": rows}
     RESULTS.write_text(json.dumps(summary, indent=2) + "\n")
     print(f"wrote {RESULTS}")
 
