@@ -391,6 +391,7 @@ def main() -> None:
     duration = 3.0 if args.quick else 8.0
     workers = args.workers or ([1] if args.quick else [1, 2])
     connections = ([32], [2, 4]) if args.quick else ([8, 32], [2, 4, 8])
+    load_before = list(os.getloadavg())  # the machine is shared: say how busy it was
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="rk-bench-") as tmp:
         root = Path(tmp)
@@ -416,7 +417,13 @@ def main() -> None:
                 _drop_postgres(name)
     _table(rows)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    summary = {"quick": args.quick, "targets": TARGETS, "verdicts": _verdicts(rows), "runs": rows}
+    summary = {
+        "quick": args.quick,
+        "load_average_before_after": [load_before, list(os.getloadavg())],
+        "targets": TARGETS,
+        "verdicts": _verdicts(rows),
+        "runs": rows,
+    }
     RESULTS.write_text(json.dumps(summary, indent=2) + "\n")
     print(f"wrote {RESULTS}")
 

@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from refusalkit.decide import DecisionPoint, load_pack
-from refusalkit.decide._wire import DecisionEncoder, decision_fields
+from refusalkit.decide import DecisionEncoder, DecisionPoint, decision_fields, load_pack
 from refusalkit.examples import example_path
 from refusalkit.journal._records import index_fields
 from refusalkit.keyring import Keyring

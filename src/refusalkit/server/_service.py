@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from refusalkit.decide._wire import DecisionEncoder
+from refusalkit.decide import DecisionEncoder
 from refusalkit.errors import ServiceError
 from refusalkit.keyring import Keyring, resolve_keyring
 from refusalkit.model import Decision
