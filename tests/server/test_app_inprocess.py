@@ -161,3 +161,29 @@ def test_config_round_trips_through_json(
         origin=origin,
     )
     assert ServiceConfig.from_json(config.to_json()) == config
+
+
+class _Unencodable:
+    """An encoder that fails, standing for a decision with no RFC 8785 form."""
+
+    def encode(self, decision: object) -> bytes:
+        raise ValueError(f"no RFC 8785 form for {type(decision).__name__}")
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [("/v1/decide", denied_request()), ("/v1/decide/batch", {"requests": [allowed_request()]})],
+)
+def test_a_decision_that_cannot_be_encoded_fails_closed(
+    deployment: Deployment, path: str, body: object
+) -> None:
+    """No answer without its journal entry: a typed 503, and nothing is journaled."""
+    app = create_app(_config(deployment))
+    with TestClient(app) as client:
+        app.state.service.encoder = _Unencodable()
+        answer = client.post(path, json=body, headers=deployment.keys.header("decide"))
+        stats = client.get("/v1/stats", headers=deployment.keys.header("read")).json()
+    assert answer.status_code == 503
+    assert answer.json()["error"]["code"] == "journal-unavailable"
+    assert "not in force" in answer.json()["error"]["message"]
+    assert stats["total"] == 0

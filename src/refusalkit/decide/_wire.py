@@ -8,8 +8,8 @@ in their RFC 8785 order (RFC 8785 §3.2.3; all ASCII, so code-point order), each
 object, cached and spliced in as ``orjson.Fragment``: the engine shares those objects between
 decisions. A top-level field of an unexpected type (a hand-built decision whose ``decided_at`` is
 a ``datetime``, say) sends the whole decision down the general path, which gives the reference
-bytes or the reference's error. ``tests/decide/test_wire.py``
-checks the bytes against ``rfc8785`` with hypothesis.
+bytes or the reference's error. ``tests/decide/test_wire.py`` checks the bytes against
+``rfc8785`` with hypothesis.
 
 The bytes serve twice: as the journal entry (``Journal.append_encoded``) and, joined, as the
 HTTP answer, so an answered decision is byte for byte the entry whose leaf hash its inclusion
@@ -76,11 +76,10 @@ class DecisionEncoder:
             return canonical_bytes(decision.to_dict())
 
     def _layout(self, d: Decision) -> bytes:
-        """The top-level members in RFC 8785 §3.2.3 order (checked by a test), scalars checked
-        to be exactly what orjson writes as RFC 8785 does."""
-        at, ident, rule, digest, schema, message = (
-            *(d.decided_at, d.decision_id, d.matched_rule, d.request_digest, d.schema, d.message),
-        )
+        """The top-level members in RFC 8785 §3.2.3 order, each scalar first checked to be of a
+        type that orjson writes as RFC 8785 does (the byte-for-byte tests catch any slip)."""
+        at, ident, rule, digest = d.decided_at, d.decision_id, d.matched_rule, d.request_digest
+        schema, message = d.schema, d.message
         if not (
             type(at) is str
             and type(ident) is str

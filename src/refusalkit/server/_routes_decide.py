@@ -46,21 +46,32 @@ def _body_schema(name: str) -> dict[str, Any]:
 
 
 def _entries(service: Service, decisions: list[Decision]) -> list[Entry]:
-    """Each decision's RFC 8785 bytes and index columns: its journal entry and its answer."""
+    """Each decision's RFC 8785 bytes and index columns: its journal entry and its answer.
+
+    A decision that has no RFC 8785 form cannot be journaled, so it is not in force: the call
+    fails closed with a typed 503, as when the journal cannot take it.
+    """
     encode = service.encoder.encode
-    return [(encode(d), decision_fields(d)) for d in decisions]
+    try:
+        return [(encode(d), decision_fields(d)) for d in decisions]
+    except Exception as exc:
+        raise _not_journaled(exc) from exc
+
+
+def _not_journaled(exc: Exception) -> ApiError:
+    return ApiError(
+        503,
+        ErrorCode.JOURNAL_UNAVAILABLE,
+        f"the decision could not be journaled ({type(exc).__name__}); it is not in force",
+        "Retry later; treat the request as refused meanwhile.",
+    )
 
 
 async def _journal(service: Service, entries: list[Entry]) -> list[int]:
     try:
         return await service.journal.append(entries)
     except Exception as exc:
-        raise ApiError(
-            503,
-            ErrorCode.JOURNAL_UNAVAILABLE,
-            f"the decision could not be journaled ({type(exc).__name__}); it is not in force",
-            "Retry later; treat the request as refused meanwhile.",
-        ) from exc
+        raise _not_journaled(exc) from exc
 
 
 def _decide_one(service: Service, body: bytes) -> Decision:
