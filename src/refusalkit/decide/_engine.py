@@ -580,7 +580,7 @@ class DecisionPoint:
         key = (agent if type(agent) is str else None, session if type(session) is str else None)
         subject = self._subjects.get(key)
         if subject is None:
-            subject = make_subject(*key)
+            subject = make_subject(_encodable(key[0]), _encodable(key[1]))
             if len(self._subjects) >= _CACHE_LIMIT:
                 self._subjects.clear()
             self._subjects[key] = subject
@@ -623,17 +623,17 @@ class DecisionPoint:
             (*earlier, failure_step(problem)),
             self._policy,
             self._engine,
-            self._subject(_encodable(agent), _encodable(session)),
+            self._subject(agent, session),
             digest,
             decided_at,
         )
 
 
-def _encodable(value: Any) -> str | None:
-    """A caller's agent or session id as kept in a fail-closed decision: only a ``str`` that
-    UTF-8, and so RFC 8785, can encode (a lone surrogate would make the decision itself
-    unjournalable); anything else is unknown (None)."""
-    if type(value) is not str:
+def _encodable(value: str | None) -> str | None:
+    """A caller's agent or session id as a decision keeps it: only a ``str`` that UTF-8, and so
+    RFC 8785, can encode (a lone surrogate would make the decision itself unjournalable); else
+    unknown (None). Checked once per distinct id, when its ``Subject`` is made."""
+    if value is None:
         return None
     try:
         value.encode("utf-8")

@@ -33,11 +33,11 @@ __all__ = ["WriterTurn", "writer_turn"]
 
 class WriterTurn:
     """An exclusive ``flock`` on ``path`` held while in the ``with`` block, taken through the
-    gate ``gate`` (default: ``path`` with the suffix ``.writer-gate``)."""
+    gate: ``path`` with the suffix ``.writer-gate``."""
 
-    def __init__(self, path: Path, gate: Path | None = None) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self.gate = gate or path.with_suffix(".writer-gate")
+        self.gate = path.with_suffix(".writer-gate")
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         self._gate_fd = os.open(self.gate, os.O_RDWR | os.O_CREAT, 0o600)
 
