@@ -29,13 +29,14 @@ PUBLIC = {
     ],
     "refusalkit.decide": [
         "CaseResult", "DecisionEncoder", "DecisionPoint", "Pack", "canonical_bytes",
-        "decide_lines", "decision_fields", "explain",
+        "decide_lines", "explain",
         "load_cases", "load_pack", "mint_token", "pack_digest", "public_key_from_seed",
         "run_cases",
     ],
     "refusalkit.journal": [
         "BUNDLE_SCHEMA", "Checkpoint", "EMPTY_ROOT", "Journal", "NoteSignature", "NoteVerifier",
         "OpenedNote", "RECEIPT_SCHEMA", "Receipt", "VerifyReport", "canonical_bytes",
+        "decision_fields",
         "export_bundle", "leaf_hash", "node_hash", "normalise_time", "open_checkpoint",
         "open_journal",
         "open_note", "parse_checkpoint_body", "root_of_leaves", "sign_checkpoint", "sign_note",

@@ -1,5 +1,4 @@
-"""``DecisionEncoder`` gives exactly the RFC 8785 bytes of ``decision.to_dict()``, and
-``decision_fields`` exactly the journal's ``index_fields`` of it."""
+"""``DecisionEncoder`` gives exactly the RFC 8785 bytes of ``decision.to_dict()``."""
 
 from __future__ import annotations
 
@@ -9,60 +8,19 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from refusalkit.decide import DecisionEncoder, DecisionPoint, decision_fields, load_pack
+from refusalkit.decide import DecisionEncoder, DecisionPoint, load_pack
 from refusalkit.examples import example_path
-from refusalkit.journal._records import index_fields
 from refusalkit.keyring import Keyring
 from refusalkit.model import (
     Action,
     Decision,
     EngineRef,
     PolicyRef,
-    ReasonCode,
     Subject,
-    WhyStep,
     canonical_json,
 )
-
-texts = st.text(max_size=12)  # any code point, lone surrogates included
-maybe_texts = st.none() | texts
-step_values = st.none() | texts | st.integers(-(2**60), 2**60) | st.floats(allow_nan=False)
-
-steps = st.builds(
-    WhyStep,
-    rule=texts,
-    effect=st.sampled_from(["allow", "deny", "block", "audit"]),
-    matched=st.booleans(),
-    decisive=st.booleans(),
-    field=maybe_texts,
-    field_class=maybe_texts,
-    value=step_values,
-    test=maybe_texts,
-    missing=st.booleans(),
-    detail=maybe_texts,
-)
-
-
-@st.composite
-def decisions(draw: st.DrawFn) -> Decision:
-    action = draw(st.sampled_from(list(Action)))
-    code = draw(st.sampled_from(list(ReasonCode))) if action.refuses else None
-    return Decision(
-        decision_id=draw(texts),
-        action=action,
-        reason_code=code,
-        matched_rule=draw(texts),
-        message=draw(maybe_texts),
-        why_trail=tuple(draw(st.lists(steps, max_size=4))),
-        policy=PolicyRef(draw(texts), draw(texts), draw(texts)),
-        engine=EngineRef(draw(texts), draw(texts)),
-        subject=Subject(draw(maybe_texts), draw(maybe_texts)),
-        request_digest=draw(texts),
-        decided_at=draw(texts),
-        reason_codes_version=draw(st.integers(0, 2**60)),
-    )
+from support.decisions import decisions
 
 
 def _reference(decision: Decision) -> bytes | type[Exception]:
@@ -83,12 +41,6 @@ def test_bytes_equal_rfc8785_of_the_wire_dict(decision: Decision) -> None:
     else:
         with pytest.raises(Exception):  # noqa: B017 (the reference's own error type)
             encoder.encode(decision)
-
-
-@settings(max_examples=300)
-@given(decisions())
-def test_index_columns_equal_index_fields_of_the_wire_dict(decision: Decision) -> None:
-    assert decision_fields(decision) == index_fields(decision.to_dict())
 
 
 def test_engine_decisions_encode_as_the_reference(keyring: Keyring) -> None:

@@ -15,7 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from refusalkit.journal import canonical_bytes
-from refusalkit.journal._records import FIELDS, _slow_fields, entry_fields, index_fields
+from refusalkit.journal._records import (
+    FIELDS,
+    _slow_fields,
+    decision_fields,
+    entry_fields,
+    index_fields,
+)
+from refusalkit.model import Decision
+from support.decisions import decisions
 
 _TIME_KEYS = ("decided_at", "at", "timestamp", "created_at", "finished_at", "started_at")
 
@@ -104,3 +112,10 @@ def test_entry_bytes_that_are_no_object_give_no_columns() -> None:
     for data in (b"[1]", b"\xff\xfe", b"", b'"deny"', b"{"):
         assert entry_fields(data) is None
         assert _slow_fields(data) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(decisions())
+def test_a_decisions_columns_equal_index_fields_of_its_wire_dict(decision: Decision) -> None:
+    """``decision_fields`` reads the record itself (the service's hot path): same result."""
+    assert decision_fields(decision) == index_fields(decision.to_dict())

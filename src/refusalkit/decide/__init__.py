@@ -16,7 +16,7 @@ from refusalkit.decide._engine import DecisionPoint
 from refusalkit.decide._explain import decide_lines, explain
 from refusalkit.decide._fast import canonical_bytes
 from refusalkit.decide._pack import Pack, load_pack, pack_digest
-from refusalkit.decide._wire import DecisionEncoder, decision_fields
+from refusalkit.decide._wire import DecisionEncoder
 
 __all__ = [
     "CaseResult",
@@ -25,7 +25,6 @@ __all__ = [
     "Pack",
     "canonical_bytes",
     "decide_lines",
-    "decision_fields",
     "explain",
     "load_cases",
     "load_pack",

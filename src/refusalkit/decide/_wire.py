@@ -18,14 +18,12 @@ proof proves.
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 
 from refusalkit.decide._fast import canonical_bytes
 from refusalkit.model import Decision
 
-__all__ = ["DecisionEncoder", "decision_fields"]
+__all__ = ["DecisionEncoder"]
 
 _CACHE_LIMIT = 4096  # nested records remembered per kind (the engine's own caches are this size)
 _dumps = orjson.dumps
@@ -111,24 +109,3 @@ class DecisionEncoder:
             },
             option=orjson.OPT_STRICT_INTEGER,
         )
-
-
-def decision_fields(decision: Decision) -> tuple[str | None, ...]:
-    """The journal's index columns of a decision (``journal.FIELDS`` order), equal to
-    ``index_fields(decision.to_dict())``."""
-    code, subject = decision.reason_code, decision.subject
-    return (
-        _str_or_none(decision.schema),
-        decision.action.value,
-        None if code is None else code.value,
-        _str_or_none(decision.matched_rule),
-        _str_or_none(subject.agent),
-        _str_or_none(subject.session),
-        _str_or_none(decision.decided_at),
-    )
-
-
-def _str_or_none(value: Any) -> str | None:
-    if type(value) is str:
-        return value
-    return str.__str__(value) if isinstance(value, str) else None

@@ -25,6 +25,7 @@ from refusalkit.journal._checkpoint import (
 from refusalkit.journal._journal import Journal, open_journal
 from refusalkit.journal._note import NoteSignature, NoteVerifier, OpenedNote, open_note, sign_note
 from refusalkit.journal._receipt import RECEIPT_SCHEMA, Receipt, verify_receipt
+from refusalkit.journal._records import decision_fields
 from refusalkit.journal._time import normalise_time
 from refusalkit.journal._tree import (
     EMPTY_ROOT,
@@ -48,6 +49,7 @@ __all__ = [
     "Receipt",
     "VerifyReport",
     "canonical_bytes",
+    "decision_fields",
     "export_bundle",
     "leaf_hash",
     "node_hash",

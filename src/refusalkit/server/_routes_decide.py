@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 from starlette.types import Send
 
-from refusalkit.decide import decision_fields
+from refusalkit.journal import decision_fields
 from refusalkit.model import Decision
 from refusalkit.server._auth import require
 from refusalkit.server._errors import ApiError, ErrorCode
