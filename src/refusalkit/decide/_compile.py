@@ -22,8 +22,15 @@ from refusalkit.decide._conditions import (
     ConditionSpecError,
     compile_condition,
 )
-from refusalkit.decide._fields import EACH, FieldPathError, Step, parse_field_path
+from refusalkit.decide._fields import (
+    EACH,
+    FieldPathError,
+    Step,
+    StepKind,
+    parse_field_path,
+)
 from refusalkit.decide._glob import compile_glob
+from refusalkit.decide._kinds import COMPONENTS, Kind, kind_parser
 from refusalkit.decide._records import make_step
 from refusalkit.decide._source import KeyPath, Lines
 from refusalkit.model import Action, WhyStep
@@ -111,10 +118,11 @@ class FieldGroup:
     ``/``), so they are computed once per directory (a bounded cache).
     """
 
-    __slots__ = ("base", "dirs", "exact", "parts", "positions", "specs", "subs", "under")
+    __slots__ = ("base", "dirs", "exact", "parse", "parts", "positions", "specs", "subs", "under")
 
-    def __init__(self, parts: tuple[str, ...]) -> None:
+    def __init__(self, parts: tuple[str, ...], parse: Callable[[Any], Any] | None = None) -> None:
         self.parts = parts
+        self.parse = parse  # the field's kind, parsed once for the whole group
         self.positions: list[int] = []
         self.specs: dict[int, CondSpec] = {}
         self.exact: dict[str, list[tuple[int, int]]] = {}
@@ -222,14 +230,24 @@ def _groupable(rule: ToolRule) -> CondSpec | None:
     if rule.always or len(rule.branches) != 1:
         return None
     conds, _ = rule.branches[0]
-    if len(conds) != 1 or conds[0].cond.index is None or conds[0].rest or conds[0].each is not None:
+    if len(conds) != 1 or conds[0].cond.index is None or conds[0].each is not None:
         return None
-    return conds[0]
+    return conds[0] if _group_parse(conds[0]) is not False else None
+
+
+def _group_parse(spec: CondSpec) -> Callable[[Any], Any] | bool | None:
+    """The kind parser a group applies to the field (None: none); False: not groupable."""
+    if not spec.rest:
+        return None
+    if len(spec.rest) == 1 and spec.rest[0].kind is StepKind.PARSE:
+        parse: Callable[[Any], Any] = spec.rest[0].arg
+        return parse
+    return False
 
 
 def make_plan(rules: tuple[ToolRule, ...]) -> Plan:
     """Group the rules of one tool by field where their conditions allow lookups."""
-    groups: dict[tuple[str, ...], FieldGroup] = {}
+    groups: dict[tuple[tuple[str, ...], Any], FieldGroup] = {}
     generic: list[int] = []
     template: list[WhyStep | None] = []
     false_steps: dict[CondSpec, WhyStep] = {}
@@ -242,7 +260,9 @@ def make_plan(rules: tuple[ToolRule, ...]) -> Plan:
             generic.append(position)
             template.append(None)
             continue
-        group = groups.setdefault(spec.parts, FieldGroup(spec.parts))
+        parse = _group_parse(spec)
+        parse = parse if callable(parse) else None
+        group = groups.setdefault((spec.parts, parse), FieldGroup(spec.parts, parse))
         group.add(position, spec, spec.cond.index)
         template.append(false_steps[spec])
     return Plan(rules, tuple(generic), tuple(groups.values()), tuple(template), false_steps)
@@ -347,6 +367,15 @@ class _Compiler:
         classes = data.get("field_classes", {})
         self.classes = {UNCLASSIFIED, *classes}
         self.reveal = frozenset(k for k, v in classes.items() if v.get("reveal", False))
+        self.kinds = {k: v for k, v in classes.items() if "kind" in v}
+        for name, spec in classes.items():
+            if spec.get("kind") != "path" and ("case_fold" in spec or "windows" in spec):
+                option = "case_fold" if "case_fold" in spec else "windows"
+                raise lines.error(
+                    f"{option} is an option of kind: path",
+                    ("field_classes", name, option),
+                    hint="Add kind: path to the class, or remove the option.",
+                )
 
     def spec(self, field: str, raw: Any, where: KeyPath, *, every: bool = False) -> CondSpec:
         try:
@@ -355,8 +384,10 @@ class _Compiler:
             raise self.lines.error(str(exc), where) from exc
         named = raw.get("class", UNCLASSIFIED) if isinstance(raw, Mapping) else UNCLASSIFIED
         shown = field == "tool" or (isinstance(named, str) and named in self.reveal)
+        declared = self.kinds.get(named) if isinstance(named, str) else None
+        kind = declared.get("kind") if declared is not None else None
         try:  # a literal of a hidden class is withheld from the test text too (DESIGN.md §1)
-            cond = compile_condition(raw, hide_values=not shown)
+            cond = compile_condition(raw, hide_values=not shown, kind=kind)
         except ConditionSpecError as exc:
             raise self.lines.error(str(exc), (*where, exc.key) if exc.key else where) from exc
         field_class = cond.field_class or UNCLASSIFIED
@@ -367,8 +398,28 @@ class _Compiler:
                 hint="Declare it under field_classes (with reveal: true to show its values).",
             )
         reveal = field == "tool" or field_class in self.reveal
-        rest, each = _split_each(parsed.rest)
-        return CondSpec(field, parsed.parts, cond, field_class, reveal, rest, each, every)
+        steps = (*(Step(StepKind.KEY, p) for p in parsed.parts), *parsed.rest)
+        if declared is not None:
+            self.check_case(declared, raw, where)
+            steps = _with_parse(steps, declared)
+        plain = next((i for i, s in enumerate(steps) if s.kind is not StepKind.KEY), len(steps))
+        rest, each = _split_each(steps[plain:])
+        parts = tuple(s.arg for s in steps[:plain])
+        return CondSpec(field, parts, cond, field_class, reveal, rest, each, every)
+
+    def check_case(self, declared: Mapping[str, Any], raw: Any, where: KeyPath) -> None:
+        """A ``case_fold`` class sees lower-case values: upper-case literals could never match."""
+        if not declared.get("case_fold") or not isinstance(raw, Mapping):
+            return
+        for op in ("glob", "prefix", "in"):
+            items = raw.get(op)
+            for item in items if isinstance(items, list) else [items]:
+                if isinstance(item, str) and item != item.lower():
+                    raise self.lines.error(
+                        f"{item!r} has upper-case letters, but its class folds case",
+                        (*where, op),
+                        hint="Write the literal in lower case: values of a case_fold class are.",
+                    )
 
     def rule(self, index: int, raw: Mapping[str, Any]) -> CompiledRule:
         when = raw.get("when")
@@ -442,6 +493,25 @@ class _Compiler:
             filters=filters,
             rules=RuleSet(rules),
         )
+
+
+def _with_parse(steps: tuple[Step, ...], declared: Mapping[str, Any]) -> tuple[Step, ...]:
+    """Insert the kind's parse step: before the component the path names (``args.url.host``),
+    or at the end, where the parsed value is the kind's normal text."""
+    kind = Kind(declared["kind"])
+    names = COMPONENTS[kind]
+    keys = [i for i, step in enumerate(steps) if step.kind is StepKind.KEY]
+    at = keys[-1] if len(keys) > 1 and steps[keys[-1]].arg in names else None
+    parse = kind_parser(
+        kind,
+        record=at is not None,
+        case_fold=bool(declared.get("case_fold")),
+        windows=bool(declared.get("windows")),
+    )
+    step = Step(StepKind.PARSE, parse)
+    if at is None:
+        return (*steps, step)
+    return (*steps[:at], step, *steps[at:])
 
 
 def _split_each(steps: tuple[Step, ...]) -> tuple[tuple[Step, ...], tuple[Step, ...] | None]:

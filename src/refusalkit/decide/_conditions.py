@@ -211,7 +211,7 @@ def _ip(value: str) -> IPForms | None:
     return ((6, int(addr)),)
 
 
-def _cidr_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
+def _cidr_op(spec: Any, names_false: bool) -> tuple[Check, tuple[str, ...], str]:
     items = _as_list(spec, "cidr")
     try:
         nets = tuple(ipaddress.ip_network(item, strict=False) for item in items)
@@ -226,8 +226,8 @@ def _cidr_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
         if not isinstance(value, str):
             return UNKNOWN
         forms = _ip(value)
-        if forms is None:
-            return UNKNOWN
+        if forms is None:  # a host name the url kind has already checked is in no network
+            return FALSE if names_false else UNKNOWN
         for index, net_version, network, mask in masks:
             for version, number in forms:
                 if version == net_version and number & mask == network:
@@ -306,8 +306,8 @@ def _equal_op(target: Any, hide: bool) -> tuple[Check, tuple[str, ...], str]:
     return check, (text,), text
 
 
-def _not_op(spec: Any, hide: bool) -> tuple[Check, tuple[str, ...], str]:
-    inner = compile_condition(spec, hide_values=hide)
+def _not_op(spec: Any, hide: bool, kind: str | None) -> tuple[Check, tuple[str, ...], str]:
+    inner = compile_condition(spec, hide_values=hide, kind=kind)
 
     def check(value: Any) -> int:
         outcome = inner.check(value)
@@ -327,13 +327,18 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def compile_condition(spec: Any, *, hide_values: bool = False) -> Condition:
+def compile_condition(
+    spec: Any, *, hide_values: bool = False, kind: str | None = None
+) -> Condition:
     """Compile one condition: a bare scalar (equality) or a map with one operator and ``class``.
 
     ``hide_values``: the field's class is not ``reveal: true``, so the trail texts of ``==`` and
     ``in`` count their literals instead of quoting them (a quoted literal that matched would
     be the request's value in clear, DESIGN.md §1 Redaction). Patterns (``glob``, ``regex``,
     ``prefix``, ``cidr``) and ``range`` bounds are shown: they describe values, they are not one.
+
+    ``kind``: the field class's kind. Under ``url`` the value reaching ``cidr`` is a host the
+    parser accepted, so a host name is in no network (false), not unknown (docs/policy.md).
     """
     if not isinstance(spec, Mapping):
         check, tests, false_text = _equal_op(spec, hide_values)
@@ -349,19 +354,21 @@ def compile_condition(spec: Any, *, hide_values: bool = False) -> Condition:
         raise ConditionSpecError(
             f"a condition has exactly one operator of {', '.join(OPERATORS)} (found {len(ops)})"
         )
-    return _operator(ops[0], spec[ops[0]], field_class, hide_values)
+    return _operator(ops[0], spec[ops[0]], field_class, hide_values, kind)
 
 
-def _operator(op: str, arg: Any, field_class: str | None, hide: bool) -> Condition:
+def _operator(
+    op: str, arg: Any, field_class: str | None, hide: bool, kind: str | None
+) -> Condition:
     if op in ("glob", "regex", "prefix"):
         check, tests, false_text = _string_op(op, arg)
     elif op == "cidr":
-        check, tests, false_text = _cidr_op(arg)
+        check, tests, false_text = _cidr_op(arg, names_false=kind == "url")
     elif op == "in":
         check, tests, false_text = _in_op(arg, hide)
     elif op == "range":
         check, tests, false_text = _range_op(arg)
     else:
-        check, tests, false_text = _not_op(arg, hide)
+        check, tests, false_text = _not_op(arg, hide, kind)
     items = arg if isinstance(arg, list) else [arg]
     return Condition(check, tests, false_text, field_class, index_keys(op, items))

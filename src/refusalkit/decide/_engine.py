@@ -196,6 +196,8 @@ def _grouped_hits(request: Mapping[str, Any], plan: Plan) -> list[Hit]:
     hits: list[Hit] = []
     for group in plan.groups:
         value = _lookup(request, group.parts)
+        if group.parse is not None:
+            value = group.parse(value)
         specs = group.specs
         if type(value) is str:
             for position, alternative in group.match(value).items():
