@@ -8,13 +8,14 @@ to its tool, in file order.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
 
-from refusalkit.decide._argschema import ArgSchema
+from refusalkit.decide._argschema import ArgSchema, re2_validator, schema_patterns
 from refusalkit.decide._conditions import (
     FALSE,
     UNKNOWN,
@@ -32,6 +33,7 @@ from refusalkit.decide._fields import (
 from refusalkit.decide._glob import compile_glob
 from refusalkit.decide._kinds import COMPONENTS, Kind, kind_parser
 from refusalkit.decide._records import make_step
+from refusalkit.decide._regex import search_predicate
 from refusalkit.decide._source import KeyPath, Lines
 from refusalkit.model import Action, WhyStep
 
@@ -478,8 +480,31 @@ class _Compiler:
             except jsonschema.SchemaError as exc:
                 where = ("tools", tool, "args", *exc.absolute_path)
                 raise self.lines.error(f"not a valid JSON Schema: {exc.message}", where) from exc
-            out[tool] = ArgSchema(cls(schema))
+            self.check_patterns(tool, schema)
+            out[tool] = ArgSchema(re2_validator(cls)(schema))
         return out
+
+    def check_patterns(self, tool: str, schema: Any) -> None:
+        """Every schema regex must be one RE2 reads; ``unevaluatedProperties`` would run the
+        ``patternProperties`` regexes on ``re``, so the two are not combined."""
+        where: KeyPath = ("tools", tool, "args")
+        found = list(schema_patterns(schema))
+        for path, pattern in found:
+            try:
+                search_predicate(pattern)
+            except Exception as exc:  # re2 raises its own error type
+                msg = f"the schema regex {pattern!r} is not one RE2 can run"
+                raise self.lines.error(
+                    msg,
+                    (*where, *path[:-1]),
+                    hint="Schema patterns run on RE2: no backreferences, no lookaround.",
+                ) from exc
+        if found and '"unevaluatedProperties"' in json.dumps(schema):
+            raise self.lines.error(
+                "unevaluatedProperties cannot be combined with patterns in a tool schema",
+                where,
+                hint="Use additionalProperties instead.",
+            )
 
     def compile(self) -> CompiledPack:
         rules = tuple(self.rule(i, r) for i, r in enumerate(self.data["rules"]))

@@ -33,7 +33,8 @@ from refusalkit.decide._fast import FastMac, canonical_bytes, stamp
 from refusalkit.decide._fields import MISSING, element_path, run_steps
 from refusalkit.decide._pack import Pack
 from refusalkit.decide._records import make_decision, make_step, make_subject
-from refusalkit.decide._trail import MESSAGES, STAGE_CODES, failure_step, format_args_path
+from refusalkit.decide._schemapath import schema_field, schema_pointer
+from refusalkit.decide._trail import MESSAGES, STAGE_CODES, failure_step
 from refusalkit.errors import RequestError
 from refusalkit.keyring import Keyring
 from refusalkit.model import (
@@ -463,9 +464,10 @@ class DecisionPoint:
             steps.append(step)
             return
         error = best_match(validator.iter_errors(args))
-        field = format_args_path(error.absolute_path) if error is not None else "args"
+        schema_path = tuple(error.absolute_schema_path) if error is not None else ()
+        field = schema_field(schema_path)
         keyword = str(error.validator) if error is not None else "?"
-        detail = f"{field} violates the schema keyword '{keyword}'"
+        detail = f"{field} violates the schema keyword '{keyword}' at {schema_pointer(schema_path)}"
         test = f"json-schema {keyword}"
         steps.append(
             make_step("@schema", "deny", True, True, field, None, None, test, False, detail)
