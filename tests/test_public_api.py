@@ -28,8 +28,8 @@ PUBLIC = {
         "format_timestamp", "now_utc", "parse_request", "uuid7",
     ],
     "refusalkit.decide": [
-        "CaseResult", "DecisionEncoder", "DecisionPoint", "Pack", "canonical_bytes",
-        "decide_lines", "explain",
+        "CaseResult", "DecisionEncoder", "DecisionPoint", "LintCode", "LintWarning", "Pack",
+        "canonical_bytes", "decide_lines", "explain", "lint_pack", "lint_text",
         "load_cases", "load_pack", "mint_token", "pack_digest", "public_key_from_seed",
         "run_cases",
     ],

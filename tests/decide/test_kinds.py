@@ -227,6 +227,7 @@ def test_a_parsed_command_is_what_a_posix_lexer_reads(command: str) -> None:
         return
     lexer = shlex.shlex(command, posix=True, punctuation_chars="|;&()<>")
     lexer.whitespace_split = True
+    lexer.commenters = ""  # POSIX: '#' starts a comment only at a word's start (refused there)
     tokens = list(lexer)
     assert tokens == parsed["argv"]  # the same words (an unquoted operator is refused first)
 

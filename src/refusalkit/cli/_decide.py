@@ -29,6 +29,7 @@ from refusalkit.decide import (
     Pack,
     decide_lines,
     explain,
+    lint_pack,
     load_cases,
     load_pack,
     run_cases,
@@ -188,8 +189,9 @@ def policy_check(
     pack_path: Annotated[Path, typer.Argument(metavar="PACK", help="Policy pack (YAML or JSON).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
-    """Validate a pack and summarise it: rules, stages, classes, digest."""
-    summary = load_pack(pack_path).summary()
+    """Validate a pack and summarise it: rules, stages, classes, digest; then lint it."""
+    pack, warnings = lint_pack(pack_path)
+    summary = pack.summary()
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
         return
@@ -206,6 +208,9 @@ def policy_check(
     classes = ", ".join(f"{k} ({v})" for k, v in summary["field_classes"].items())
     table.add_row("field classes", classes or "none (every value is redacted)")
     out_console.print(table)
+    from refusalkit.cli._lint import print_warnings  # noqa: PLC0415 (_lint imports this module)
+
+    print_warnings(warnings)
 
 
 @policy_app.command("test")
