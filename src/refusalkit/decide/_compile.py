@@ -11,7 +11,7 @@ import base64
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import jsonschema
 
@@ -32,6 +32,7 @@ from refusalkit.decide._fields import (
 )
 from refusalkit.decide._glob import compile_glob
 from refusalkit.decide._kinds import COMPONENTS, Kind, kind_parser
+from refusalkit.decide._logic import Severity
 from refusalkit.decide._records import make_step
 from refusalkit.decide._regex import search_predicate
 from refusalkit.decide._source import KeyPath, Lines
@@ -46,6 +47,7 @@ __all__ = [
     "CompiledRule",
     "CondSpec",
     "FieldGroup",
+    "KnownTool",
     "Plan",
     "RuleSet",
     "ToolRule",
@@ -55,7 +57,7 @@ __all__ = [
 ]
 
 UNCLASSIFIED = "unclassified"
-SEVERITY = {"audit": 0, "allow": 1, "deny": 2, "block": 3}
+SEVERITY: Mapping[str, Severity] = {effect.name.lower(): effect for effect in Severity}
 _CACHE_LIMIT = 4096
 
 
@@ -76,8 +78,19 @@ class CondSpec:
     every: bool = False  # ``[*]``: every element must match (allow), else any element does
 
 
-# A branch: the conditions left to test, and the tool condition already known true (if any).
-Branch = tuple[tuple[CondSpec, ...], tuple[CondSpec, int] | None]
+class KnownTool(NamedTuple):
+    """A branch's ``tool`` condition, evaluated once per tool name: its outcome (true)."""
+
+    spec: CondSpec
+    outcome: int
+
+
+class Branch(NamedTuple):
+    """A branch specialised to one tool: the conditions left to test, and its tool condition
+    when that is already known to hold."""
+
+    conds: tuple[CondSpec, ...]
+    tool: KnownTool | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +100,7 @@ class CompiledRule:
     index: int
     id: str
     effect: str
-    severity: int
+    severity: Severity
     message: str | None
     branches: tuple[tuple[CondSpec, ...], ...]  # empty: no `when`, always matches
 
@@ -231,7 +244,7 @@ def false_step(rule: CompiledRule, spec: CondSpec) -> WhyStep:
 def _groupable(rule: ToolRule) -> CondSpec | None:
     if rule.always or len(rule.branches) != 1:
         return None
-    conds, _ = rule.branches[0]
+    conds = rule.branches[0].conds
     if len(conds) != 1 or conds[0].cond.index is None or conds[0].each is not None:
         return None
     return conds[0] if _group_parse(conds[0]) is not False else None
@@ -254,8 +267,8 @@ def make_plan(rules: tuple[ToolRule, ...]) -> Plan:
     template: list[WhyStep | None] = []
     false_steps: dict[CondSpec, WhyStep] = {}
     for position, rule in enumerate(rules):
-        for conds, _ in rule.branches:
-            for each in conds:
+        for branch in rule.branches:
+            for each in branch.conds:
                 false_steps[each] = false_step(rule.rule, each)
         spec = _groupable(rule)
         if spec is None or spec.cond.index is None:
@@ -325,18 +338,20 @@ def _specialise(rule: CompiledRule, tool: str) -> ToolRule | None:
     for conds in rule.branches:
         tool_spec = next((c for c in conds if c.path == "tool"), None)
         if tool_spec is None:
-            kept.append((conds, None))
+            kept.append(Branch(conds, None))
             continue
         outcome = tool_spec.cond.check(tool)
         if outcome == FALSE:
             continue
         if outcome == UNKNOWN:
-            kept.append((conds, None))
+            kept.append(Branch(conds, None))
         else:
-            kept.append((tuple(c for c in conds if c is not tool_spec), (tool_spec, outcome)))
+            rest = tuple(c for c in conds if c is not tool_spec)
+            kept.append(Branch(rest, KnownTool(tool_spec, outcome)))
     if not kept:
         return None
-    single = kept[0][0][0] if len(kept) == 1 and len(kept[0][0]) == 1 else None
+    only = kept[0].conds if len(kept) == 1 else ()
+    single = only[0] if len(only) == 1 else None
     if single is not None and (single.rest or single.each is not None):
         single = None  # a list or element path goes through the general evaluation
     return ToolRule(rule, tuple(kept), always=False, single=single)
@@ -434,7 +449,7 @@ class _Compiler:
         else:
             branches = (self.branch(when, where, effect),)
         return CompiledRule(
-            index, raw["id"], effect, SEVERITY[effect], raw.get("message"), branches
+            index, raw["id"], effect, Severity.of(effect), raw.get("message"), branches
         )
 
     def branch(self, conds: Mapping[str, Any], where: KeyPath, effect: str) -> tuple[CondSpec, ...]:

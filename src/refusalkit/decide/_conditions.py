@@ -1,9 +1,9 @@
 """Conditions compiled once into small three-valued predicates (DESIGN.md §2, Conditions).
 
-``Condition.check(value)`` returns an ``int``: ``>= 0`` when the condition holds (the index of the
-alternative that matched, so the trail can name it), ``FALSE`` (-1) when it does not, and
-``UNKNOWN`` (-2) when the value has the wrong type for the test. A missing field is unknown too;
-the caller decides that before calling ``check``.
+``Condition.check(value)`` returns a ``Tri`` outcome (``_logic``): ``Tri.FALSE`` when it does not
+hold, ``Tri.UNKNOWN`` when the value has the wrong type for the test, and when it holds the index
+of the alternative that matched (``Tri.TRUE`` is 0, the first), so the trail can name it. A
+missing field is unknown too; the caller decides that before calling ``check``.
 """
 
 from __future__ import annotations
@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from refusalkit.decide._glob import compile_glob
+from refusalkit.decide._logic import Tri
 from refusalkit.decide._regex import regex_literal, search_predicate
 
 __all__ = [
     "FALSE",
     "OPERATORS",
+    "TRUE",
     "UNKNOWN",
     "Condition",
     "ConditionSpecError",
@@ -28,8 +30,9 @@ __all__ = [
     "json_type",
 ]
 
-FALSE = -1
-UNKNOWN = -2
+FALSE = Tri.FALSE
+UNKNOWN = Tri.UNKNOWN
+TRUE = Tri.TRUE
 OPERATORS = ("glob", "regex", "prefix", "in", "range", "cidr", "not")
 
 Check = Callable[[Any], int]
@@ -60,7 +63,7 @@ class Condition:
 
     def describe(self, outcome: int) -> str:
         """The trail's ``test`` text for an outcome of ``check``."""
-        return self.tests[outcome] if outcome >= 0 else self.test_false
+        return self.tests[outcome] if outcome >= TRUE else self.test_false
 
 
 def json_type(value: Any) -> str:
@@ -125,7 +128,7 @@ def _string_any(preds: Sequence[Callable[[str], bool]]) -> Check:
         def check_one(value: Any) -> int:
             if not isinstance(value, str):
                 return UNKNOWN
-            return 0 if only(value) else FALSE
+            return TRUE if only(value) else FALSE
 
         return check_one
 
@@ -276,7 +279,7 @@ def _range_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
             return UNKNOWN
         if (low is not None and value < low) or (high is not None and value > high):
             return FALSE
-        return 0
+        return TRUE
 
     text = f"range [{_show(low) if low is not None else '-inf'}, "
     text += f"{_show(high) if high is not None else '+inf'}]"
@@ -292,7 +295,7 @@ def _equal_op(target: Any, hide: bool) -> tuple[Check, tuple[str, ...], str]:
         def check_str(value: Any) -> int:
             if not isinstance(value, str):
                 return UNKNOWN
-            return 0 if value == target else FALSE
+            return TRUE if value == target else FALSE
 
         check: Check = check_str
     else:
@@ -300,7 +303,7 @@ def _equal_op(target: Any, hide: bool) -> tuple[Check, tuple[str, ...], str]:
         def check(value: Any) -> int:
             if json_type(value) != kind:
                 return UNKNOWN
-            return 0 if value == target else FALSE
+            return TRUE if value == target else FALSE
 
     text = f"== {_withheld(1) if hide else _show(target)}"
     return check, (text,), text
@@ -313,7 +316,7 @@ def _not_op(spec: Any, hide: bool, kind: str | None) -> tuple[Check, tuple[str, 
         outcome = inner.check(value)
         if outcome == UNKNOWN:
             return UNKNOWN
-        return FALSE if outcome >= 0 else 0
+        return FALSE if outcome >= TRUE else TRUE
 
     text = f"not ({inner.test_false})"
     return check, (text,), text

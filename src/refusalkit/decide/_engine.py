@@ -13,7 +13,6 @@ records are filled slot by slot (``_records``). All caches are bounded and hold 
 immutable values, so threads may share a decision point.
 """
 
-# ruff: noqa: FBT003 (WhyStep's booleans are passed positionally on the hot path)
 from __future__ import annotations
 
 import json
@@ -28,9 +27,10 @@ from jsonschema.exceptions import best_match
 import refusalkit
 from refusalkit.decide._attest import Attestor
 from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, Plan, ToolRule
-from refusalkit.decide._conditions import FALSE, UNKNOWN
+from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN
 from refusalkit.decide._fast import FastMac, canonical_bytes, stamp
 from refusalkit.decide._fields import MISSING, element_path, run_steps
+from refusalkit.decide._logic import Severity, Tri
 from refusalkit.decide._pack import Pack
 from refusalkit.decide._records import make_decision, make_step, make_subject
 from refusalkit.decide._schemapath import schema_field, schema_pointer
@@ -78,7 +78,13 @@ class Witness(NamedTuple):
     outcomes: tuple[int, ...] | None = None
 
 
-Outcome = tuple[Action, ReasonCode | None, str, str | None]
+class Verdict(NamedTuple):
+    """What the rules (or ``@default``) decided: the action, its code, the rule and message."""
+
+    action: Action
+    reason_code: ReasonCode | None
+    rule: str
+    message: str | None
 
 
 class _Refusal(Exception):  # noqa: N818 (control flow inside the engine, never escapes)
@@ -119,7 +125,7 @@ def _pick(outcomes: tuple[int, ...], every: bool) -> tuple[int | None, int]:
     if every:
         return (0, outcomes[0]) if outcomes else (None, UNKNOWN)
     for index, outcome in enumerate(outcomes):
-        if outcome >= 0:
+        if outcome >= TRUE:
             return index, outcome
     return (0 if outcomes else None), FALSE
 
@@ -150,46 +156,52 @@ def _check(request: Mapping[str, Any], spec: CondSpec) -> Witness:
 
 def _eval_branch(
     request: Mapping[str, Any], conds: tuple[CondSpec, ...], witness: Witness | None
-) -> tuple[int, Witness | None]:
+) -> tuple[Tri, Witness | None]:
     """All-of, three-valued: false if any is false, else unknown if any is unknown, else true."""
     unknown: Witness | None = None
     for spec in conds:
         seen = _check(request, spec)
         outcome = seen.outcome
         if outcome == FALSE:
-            return -1, seen
+            return Tri.FALSE, seen
         if outcome == UNKNOWN:
             if unknown is None:
                 unknown = seen
         else:
             witness = seen
     if unknown is not None:
-        return 0, unknown
-    return 1, witness
+        return Tri.UNKNOWN, unknown
+    return Tri.TRUE, witness
 
 
-def _eval_rule(request: Mapping[str, Any], tool: str, rule: ToolRule) -> tuple[int, Witness | None]:
-    """Any-of over the branches, three-valued: 1 true, 0 unknown, -1 false."""
+def _eval_rule(request: Mapping[str, Any], tool: str, rule: ToolRule) -> tuple[Tri, Witness | None]:
+    """Any-of over the branches, three-valued: true if any is, else unknown if any is."""
     if rule.always:
-        return 1, None
+        return Tri.TRUE, None
     unknown: Witness | None = None
     false: Witness | None = None
-    for conds, tool_known in rule.branches:
-        witness = None if tool_known is None else Witness(tool_known[0], tool, tool_known[1])
-        state, witness = _eval_branch(request, conds, witness)
-        if state == 1:
-            return 1, witness
-        if state == 0:
+    for branch in rule.branches:
+        known = branch.tool
+        witness = None if known is None else Witness(known.spec, tool, known.outcome)
+        state, witness = _eval_branch(request, branch.conds, witness)
+        if state is Tri.TRUE:
+            return Tri.TRUE, witness
+        if state is Tri.UNKNOWN:
             if unknown is None:
                 unknown = witness
         elif false is None:
             false = witness
     if unknown is not None:
-        return 0, unknown
-    return -1, false
+        return Tri.UNKNOWN, unknown
+    return Tri.FALSE, false
 
 
-Hit = tuple[int, int, Witness | None]  # rule position, state (1 true, 0 unknown, -1 false)
+class Hit(NamedTuple):
+    """A rule that may decide: its position in the plan, its state and why."""
+
+    position: int
+    state: Tri
+    witness: Witness | None
 
 
 def _grouped_hits(request: Mapping[str, Any], plan: Plan) -> list[Hit]:
@@ -202,9 +214,11 @@ def _grouped_hits(request: Mapping[str, Any], plan: Plan) -> list[Hit]:
         specs = group.specs
         if type(value) is str:
             for position, alternative in group.match(value).items():
-                hits.append((position, 1, Witness(specs[position], value, alternative)))
+                hits.append(Hit(position, Tri.TRUE, Witness(specs[position], value, alternative)))
         else:  # a string test on a non-string (or missing) value is unknown
-            hits.extend((p, 0, Witness(specs[p], value, UNKNOWN)) for p in group.positions)
+            hits.extend(
+                Hit(p, Tri.UNKNOWN, Witness(specs[p], value, UNKNOWN)) for p in group.positions
+            )
     return hits
 
 
@@ -226,15 +240,14 @@ def _generic_hits(
             if outcome == FALSE:
                 trail[position] = plan.false_steps[spec]
             else:
-                hits.append(
-                    (position, 0 if outcome == UNKNOWN else 1, Witness(spec, value, outcome))
-                )
+                state = Tri.UNKNOWN if outcome == UNKNOWN else Tri.TRUE
+                hits.append(Hit(position, state, Witness(spec, value, outcome)))
             continue
         state, witness = _eval_rule(request, tool, rule)
-        if state == -1 and witness is not None and witness.outcomes is None:
+        if state is Tri.FALSE and witness is not None and witness.outcomes is None:
             trail[position] = plan.false_steps[witness.spec]
         else:  # a false ``[*]`` condition is shown element by element, so it is built
-            hits.append((position, state, witness))
+            hits.append(Hit(position, state, witness))
 
 
 def _request_parts(request: Any) -> tuple[str, Mapping[str, Any], Mapping[str, Any]]:
@@ -297,7 +310,7 @@ class DecisionPoint:
         self._last_token = ("", "", "")
         effect = compiled.default.value
         self._default_steps = tuple(
-            make_step("@default", effect, True, decisive, test="no rule matched")
+            make_step("@default", effect, matched=True, decisive=decisive, test="no rule matched")
             for decisive in (False, True)
         )
 
@@ -414,14 +427,14 @@ class DecisionPoint:
             make_step(
                 "@attestation",
                 "deny",
-                refused,
-                refused,
-                "caller.token",
-                _ATTESTATION_CLASS,
-                shown,
-                _ATTEST_TEST,
-                token is None,
-                result.detail,
+                matched=refused,
+                decisive=refused,
+                field="caller.token",
+                field_class=_ATTESTATION_CLASS,
+                value=shown,
+                test=_ATTEST_TEST,
+                missing=token is None,
+                detail=result.detail,
             )
         )
         if refused:
@@ -452,14 +465,29 @@ class DecisionPoint:
             detail = "no capability of this agent grants the tool"
         refused = granted is None
         return make_step(
-            "@scope", "deny", refused, refused, "tool", UNCLASSIFIED, tool, test, False, detail
+            "@scope",
+            "deny",
+            matched=refused,
+            decisive=refused,
+            field="tool",
+            field_class=UNCLASSIFIED,
+            value=tool,
+            test=test,
+            detail=detail,
         )
 
     def _schema(self, validator: Any, tool: str, args: Any, steps: list[WhyStep]) -> None:
         if validator.is_valid(args):
             step = self._steps.get(("@schema", tool))
             if step is None:
-                step = make_step("@schema", "deny", False, False, "args", None, None, "json-schema")
+                step = make_step(
+                    "@schema",
+                    "deny",
+                    matched=False,
+                    decisive=False,
+                    field="args",
+                    test="json-schema",
+                )
                 self._remember(("@schema", tool), step)
             steps.append(step)
             return
@@ -470,7 +498,15 @@ class DecisionPoint:
         detail = f"{field} violates the schema keyword '{keyword}' at {schema_pointer(schema_path)}"
         test = f"json-schema {keyword}"
         steps.append(
-            make_step("@schema", "deny", True, True, field, None, None, test, False, detail)
+            make_step(
+                "@schema",
+                "deny",
+                matched=True,
+                decisive=True,
+                field=field,
+                test=test,
+                detail=detail,
+            )
         )
         raise _Refusal("@schema")
 
@@ -485,14 +521,13 @@ class DecisionPoint:
                 step = make_step(
                     item.id,
                     "deny",
-                    False,
-                    False,
-                    spec.path,
-                    spec.field_class,
-                    None,
-                    spec.cond.test_false,
-                    True,
-                    "field absent: no text to check",
+                    matched=False,
+                    decisive=False,
+                    field=spec.path,
+                    field_class=spec.field_class,
+                    test=spec.cond.test_false,
+                    missing=True,
+                    detail="field absent: no text to check",
                 )
                 self._remember(spec, step)
             steps.append(step)
@@ -508,7 +543,7 @@ class DecisionPoint:
 
     # -- rules --------------------------------------------------------------------------------
 
-    def _rules(self, request: Mapping[str, Any], tool: str, steps: list[WhyStep]) -> Outcome:
+    def _rules(self, request: Mapping[str, Any], tool: str, steps: list[WhyStep]) -> Verdict:
         plan = self._compiled.rules.for_tool(tool)
         if not plan.rules:  # no rule can apply to this tool (an unknown tool, say)
             steps.append(self._default_steps[True])
@@ -526,17 +561,17 @@ class DecisionPoint:
         for position, state, witness in hits:
             rule = rules[position]
             severity = rule.rule.severity
-            matched = state == 1 or (state == 0 and severity >= 2)
+            matched = state is Tri.TRUE or (state is Tri.UNKNOWN and severity >= Severity.DENY)
             matched_hits.append((position, matched, witness))
             if not matched:
                 continue
-            if severity == 0:
+            if severity is Severity.AUDIT:
                 if audit is None:
                     audit = rule
             elif best is None or severity > best.rule.severity:
                 best = rule
         outcome = self._outcome(best, audit)
-        decisive = outcome[2]
+        decisive = outcome.rule
         for position, matched, witness in matched_hits:
             spec = rules[position].rule
             trail[position] = self._step(
@@ -547,18 +582,20 @@ class DecisionPoint:
             steps.append(self._default_steps[decisive == "@default"])
         return outcome
 
-    def _outcome(self, best: ToolRule | None, audit: ToolRule | None) -> Outcome:
-        if best is not None and best.rule.severity >= 2:
+    def _outcome(self, best: ToolRule | None, audit: ToolRule | None) -> Verdict:
+        """The verdict from the most severe matched rule (first in file order) and the first
+        matched audit rule: a refusal, else ``@default`` deny, else audit, else allow."""
+        if best is not None and best.rule.severity >= Severity.DENY:
             rule = best.rule
-            action = _BLOCK if rule.severity == 3 else _DENY
-            return action, _POLICY_DENIED, rule.id, rule.message or MESSAGES["rule"]
+            action = _BLOCK if rule.severity is Severity.BLOCK else _DENY
+            return Verdict(action, _POLICY_DENIED, rule.id, rule.message or MESSAGES["rule"])
         if best is None and self._compiled.default is not _ALLOW:
-            return _DENY, _POLICY_DENIED, "@default", MESSAGES["@default"]
+            return Verdict(_DENY, _POLICY_DENIED, "@default", MESSAGES["@default"])
         if audit is not None:
-            return _AUDIT, None, audit.rule.id, audit.rule.message
+            return Verdict(_AUDIT, None, audit.rule.id, audit.rule.message)
         if best is not None:
-            return _ALLOW, None, best.rule.id, best.rule.message
-        return _ALLOW, None, "@default", None
+            return Verdict(_ALLOW, None, best.rule.id, best.rule.message)
+        return Verdict(_ALLOW, None, "@default", None)
 
     # -- trail values -------------------------------------------------------------------------
 
@@ -570,7 +607,7 @@ class DecisionPoint:
             key: Any = (rule, matched, decisive)
             step = self._steps.get(key)
             if step is None:
-                step = make_step(rule, effect, matched, decisive, test="always")
+                step = make_step(rule, effect, matched=matched, decisive=decisive, test="always")
                 self._remember(key, step)
             return step
         if witness.outcomes is not None:
@@ -583,17 +620,17 @@ class DecisionPoint:
             if step is None:
                 text = value if spec.reveal else self._value_token(spec.field_class, value)
                 cond = spec.cond
-                test = cond.tests[outcome] if outcome >= 0 else cond.test_false
+                test = cond.tests[outcome] if outcome >= TRUE else cond.test_false
                 step = make_step(
                     rule,
                     effect,
-                    matched,
-                    decisive,
-                    spec.path,
-                    spec.field_class,
-                    text,
-                    test,
-                    outcome == UNKNOWN,
+                    matched=matched,
+                    decisive=decisive,
+                    field=spec.path,
+                    field_class=spec.field_class,
+                    value=text,
+                    test=test,
+                    missing=outcome == UNKNOWN,
                 )
                 if len(cache) >= _CACHE_LIMIT:
                     cache.clear()
@@ -612,13 +649,13 @@ class DecisionPoint:
             step = make_step(
                 rule,
                 effect,
-                matched,
-                decisive,
-                spec.path,
-                spec.field_class,
-                shown,
-                spec.cond.describe(outcome),
-                missing or outcome == UNKNOWN,
+                matched=matched,
+                decisive=decisive,
+                field=spec.path,
+                field_class=spec.field_class,
+                value=shown,
+                test=spec.cond.describe(outcome),
+                missing=missing or outcome == UNKNOWN,
             )
             self._remember(key, step)
         return step
@@ -639,14 +676,14 @@ class DecisionPoint:
         return make_step(
             rule,
             effect,
-            matched,
-            decisive,
-            spec.path if index is None else element_path(spec.path, index),
-            spec.field_class,
-            shown,
-            spec.cond.describe(outcome),
-            missing or outcome == UNKNOWN,
-            _elements_detail(witness.outcomes or (), every=spec.every),
+            matched=matched,
+            decisive=decisive,
+            field=spec.path if index is None else element_path(spec.path, index),
+            field_class=spec.field_class,
+            value=shown,
+            test=spec.cond.describe(outcome),
+            missing=missing or outcome == UNKNOWN,
+            detail=_elements_detail(witness.outcomes or (), every=spec.every),
         )
 
     def _value_token(self, field_class: str, value: str) -> str:
@@ -736,7 +773,7 @@ def _elements_detail(outcomes: tuple[int, ...], *, every: bool) -> str:
     mode = "every element" if every else "any element"
     if not outcomes:
         return f"{mode}: the list is empty"
-    words = {FALSE: "false", UNKNOWN: "unknown"}
+    words: dict[int, str] = {FALSE: "false", UNKNOWN: "unknown"}
     shown = [f"[{i}] {words.get(o, 'true')}" for i, o in enumerate(outcomes[:_SHOWN_ELEMENTS])]
     more = len(outcomes) - _SHOWN_ELEMENTS
     tail = f", and {more} more" if more > 0 else ""

@@ -22,9 +22,10 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from refusalkit.decide._compile import SEVERITY, UNCLASSIFIED
+from refusalkit.decide._compile import UNCLASSIFIED
 from refusalkit.decide._conditions import FALSE, UNKNOWN, compile_condition
 from refusalkit.decide._glob import compile_glob
+from refusalkit.decide._logic import Severity
 from refusalkit.decide._pack import Pack
 from refusalkit.decide._source import KeyPath, Lines, format_path, read_pack_source
 
@@ -141,7 +142,7 @@ class _Linter:
             )  # fmt: skip
 
     def broad(self, rule: Mapping[str, Any], where: KeyPath, conds: Mapping[str, Any]) -> None:
-        if SEVERITY[rule["effect"]] < SEVERITY["deny"] or "tool" in conds:
+        if Severity.of(rule["effect"]) < Severity.DENY or "tool" in conds:
             return
         fields = [f for f in conds if f.startswith("args.")]
         if not fields:
@@ -233,7 +234,7 @@ def _pre_empts(earlier: Mapping[str, Any], later: Mapping[str, Any]) -> bool:
     first, then = str(earlier["effect"]), str(later["effect"])
     if then == "audit":
         return first != "allow"
-    return first != "audit" and SEVERITY[first] >= SEVERITY[then]
+    return first != "audit" and Severity.of(first) >= Severity.of(then)
 
 
 def _tool_names(cond: Any) -> list[str]:
