@@ -127,9 +127,9 @@ def refusalkit_pack(*, kinds: bool = False) -> dict[str, Any]:
     }
 
 
-def refusalkit_engine(*, kinds: bool = False) -> tuple[
-    Callable[[dict[str, Any]], Any], Callable[[Any], tuple[bool, str]]
-]:
+def refusalkit_engine(
+    *, kinds: bool = False
+) -> tuple[Callable[[dict[str, Any]], Any], Callable[[Any], tuple[bool, str]]]:
     dp = DecisionPoint(Pack.from_mapping(refusalkit_pack(kinds=kinds)), Keyring.generate())
 
     def verdict(decision: Any) -> tuple[bool, str]:

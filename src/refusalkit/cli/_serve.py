@@ -76,6 +76,13 @@ def serve_command(
     access_log: Annotated[
         bool, typer.Option("--access-log/--no-access-log", help="uvicorn's access log.")
     ] = False,
+    secure_cookies: Annotated[
+        bool,
+        typer.Option(
+            "--secure-cookies",
+            help="Dashboard cookie always Secure (behind a TLS-terminating proxy).",
+        ),
+    ] = False,
     keyring: KeyringOption = None,
 ) -> None:
     """Serve decisions, the journal and the dashboard over HTTP (FastAPI on uvicorn)."""
@@ -106,6 +113,7 @@ def serve_command(
         deadline_ms=deadline_ms,
         origin=origin,
         log_decisions=log_decisions,
+        secure_cookies=secure_cookies,
     )
     serve(config, host=host, port=port, workers=workers, access_log=access_log)
 

@@ -22,6 +22,9 @@ class ServiceConfig:
 
     ``keys_file`` None is only accepted with ``insecure_no_auth`` (local development: every caller
     gets every scope). ``keyring`` None means ``$REFUSALKIT_KEYRING`` or the default keyring.
+    ``secure_cookies``: mark the dashboard's session cookie ``Secure`` whatever the request's
+    scheme, for a service behind a TLS-terminating proxy that forwards plain HTTP (without it,
+    the cookie is ``Secure`` only on requests that arrive over https).
     """
 
     policy: Path
@@ -36,6 +39,7 @@ class ServiceConfig:
     log_decisions: bool = False
     max_group_commit: int = 10_000
     max_entries_page: int = 1000
+    secure_cookies: bool = False
 
     def to_json(self) -> str:
         """The JSON form (paths as strings) for the environment of worker processes."""
