@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import Any, NamedTuple, cast
 
 from jsonschema.exceptions import best_match
+from rfc8785 import IntegerDomainError
 
 import refusalkit
 from refusalkit.decide._attest import Attestor
@@ -66,6 +67,12 @@ _SEV_AUDIT, _SEV_DENY, _SEV_BLOCK = Severity.AUDIT, Severity.DENY, Severity.BLOC
 # Records on the hot path are built with ``tuple.__new__`` (C): the same NamedTuple as calling
 # the class, without its Python-level ``__new__`` (about four times the cost).
 _tuple = tuple.__new__
+# Integers beyond I-JSON's exact range (RFC 7493 §2.2) cannot be written by RFC 8785 (§3.2.2.3),
+# so no decision could name the request's digest: refused alike by the library, CLI and service.
+_BIG_INTEGER = (
+    "an integer beyond ±(2**53 - 1) cannot be recorded exactly (RFC 7493 §2.2); "
+    "send it as a string"
+)
 
 _SHOWN_ELEMENTS = 16  # a list step's detail names at most this many elements' outcomes
 
@@ -380,7 +387,10 @@ class DecisionPoint:
                 tool, args, caller = _request_parts(request)
         else:
             tool, args, caller = _request_parts(request)
-        digest = self._redactor.digest(canonical_bytes(request))
+        try:
+            digest = self._redactor.digest(canonical_bytes(request))
+        except IntegerDomainError as exc:
+            raise RequestError(_BIG_INTEGER) from exc
         subject = self._subject(caller.get("agent"), caller.get("session"))
         steps: list[WhyStep] = []
         try:
