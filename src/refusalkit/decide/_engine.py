@@ -70,8 +70,7 @@ _tuple = tuple.__new__
 # Integers beyond I-JSON's exact range (RFC 7493 §2.2) cannot be written by RFC 8785 (§3.2.2.3),
 # so no decision could name the request's digest: refused alike by the library, CLI and service.
 _BIG_INTEGER = (
-    "an integer beyond ±(2**53 - 1) cannot be recorded exactly (RFC 7493 §2.2); "
-    "send it as a string"
+    "an integer beyond ±(2**53 - 1) cannot be recorded exactly (RFC 7493 §2.2); send it as a string"
 )
 
 _SHOWN_ELEMENTS = 16  # a list step's detail names at most this many elements' outcomes
