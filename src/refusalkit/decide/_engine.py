@@ -660,12 +660,7 @@ class DecisionPoint:
                 cache[key] = step
             return step
         missing = value is _MISSING
-        if missing:
-            shown = None
-        elif spec.reveal:
-            shown = value if type(value) is str else value_text(value)
-        else:
-            shown = self._token(spec.field_class, value)
+        shown = self._shown(spec, value)
         key = (spec, outcome, matched, decisive, shown, missing)
         step = self._steps.get(key)
         if step is None:
@@ -689,12 +684,7 @@ class DecisionPoint:
         """The step of a ``[*]`` condition: the deciding element, and every element's outcome."""
         spec, value, outcome = witness.spec, witness.value, witness.outcome
         missing = value is _MISSING
-        if missing:
-            shown = None
-        elif spec.reveal:
-            shown = value if type(value) is str else value_text(value)
-        else:
-            shown = self._token(spec.field_class, value)
+        shown = self._shown(spec, value)
         index = witness.element
         return make_step(
             rule,
@@ -708,6 +698,14 @@ class DecisionPoint:
             missing=missing or outcome == UNKNOWN,
             detail=_elements_detail(witness.outcomes or (), every=spec.every),
         )
+
+    def _shown(self, spec: CondSpec, value: Any) -> str | None:
+        """A value as a trail shows it: None when missing, else literal (``reveal``) or token."""
+        if value is _MISSING:
+            return None
+        if spec.reveal:
+            return value if type(value) is str else value_text(value)
+        return self._token(spec.field_class, value)
 
     def _value_token(self, field_class: str, value: str) -> str:
         """The token of a string value; remembers the last one (rules on one field share it)."""

@@ -39,6 +39,7 @@ __all__ = [
 ]
 
 MAX_DEPTH = 32  # nested maps and lists; a real pack needs about ten
+_FLATTEN = "Flatten the pack; no rule needs this much nesting."
 
 KeyPath = tuple[str | int, ...]
 
@@ -200,21 +201,14 @@ def _scan(text: str, source: str, hint: str | None) -> None:
     depth = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.AliasEvent):
-            raise PolicyError(
-                f"YAML aliases are not supported (*{event.anchor})",
-                file=source,
-                line=_line(event),
-                hint=hint or "Write the value out where it is used; packs take no aliases.",
-            )
+            problem = f"YAML aliases are not supported (*{event.anchor})"
+            fix = "Write the value out where it is used; packs take no aliases."
+            raise PolicyError(problem, file=source, line=_line(event), hint=hint or fix)
         if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
             depth += 1
             if depth > MAX_DEPTH:
-                raise PolicyError(
-                    f"nested deeper than {MAX_DEPTH} levels",
-                    file=source,
-                    line=_line(event),
-                    hint=hint or "Flatten the pack; no rule needs this much nesting.",
-                )
+                problem, fix = f"nested deeper than {MAX_DEPTH} levels", _FLATTEN
+                raise PolicyError(problem, file=source, line=_line(event), hint=hint or fix)
         elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
             depth -= 1
 
@@ -225,11 +219,7 @@ def check_depth(data: Any, lines: Lines) -> None:
     while stack:
         value, path = stack.pop()
         if len(path) > MAX_DEPTH:
-            raise lines.error(
-                f"nested deeper than {MAX_DEPTH} levels",
-                path[:MAX_DEPTH],
-                hint="Flatten the pack; no rule needs this much nesting.",
-            )
+            raise lines.error(f"nested deeper than {MAX_DEPTH} levels", path[:MAX_DEPTH], _FLATTEN)
         if isinstance(value, dict):
             stack.extend((v, (*path, str(k))) for k, v in value.items())
         elif isinstance(value, list):
