@@ -22,7 +22,10 @@ def client_for(deployment: Deployment, **changes: object) -> TestClient:
         keyring=deployment.keyring_path,
         **changes,  # type: ignore[arg-type]
     )
-    return TestClient(create_app(config), follow_redirects=False)
+    # The keyring passed in-process: the dashboard then verifies the journal in-process too, with
+    # no child process outliving the test client's event loop.
+    app = create_app(config, keyring=deployment.keyring)
+    return TestClient(app, follow_redirects=False)
 
 
 @pytest.fixture
