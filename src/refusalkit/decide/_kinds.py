@@ -73,24 +73,44 @@ def _normal_posix(text: str) -> str | None:
     return body or "."
 
 
-@functools.lru_cache(maxsize=_CACHE)
-def _path(text: str, case_fold: bool, windows: bool) -> str | None:
+def _is_normal(text: str) -> bool:
+    """Whether a path has no empty, ``.`` or ``..`` segment and no trailing ``/`` (C string
+    tests only: most paths are already normal, and take no split)."""
+    return not (
+        "//" in text
+        or "/./" in text
+        or "/../" in text
+        or text.endswith(("/", "/.", "/.."))
+        or text.startswith(("./", "../"))
+        or text in (".", "..")
+    )
+
+
+def _path(text: str, *, case_fold: bool, windows: bool) -> str | None:
     if not text or not text.isprintable():
         return None  # empty, NUL, control and other unprintable characters
     if windows:
         text = text.replace("\\", "/")
     if case_fold:
         text = text.lower()
-    if "//" in text or "/." in text or text.startswith(".") or text.endswith("/"):
-        return _normal_posix(text)
-    return text  # already normal: no empty, "." or ".." segment
+    return text if _is_normal(text) else _normal_posix(text)
 
 
 def parse_path(value: Any, *, case_fold: bool = False, windows: bool = False) -> Any:
     """The normal form of a path string, or ``MISSING`` (unknown)."""
     if type(value) is not str:
         return MISSING
-    out = _path(value, case_fold, windows)
+    out = _path(value, case_fold=case_fold, windows=windows)
+    return MISSING if out is None else out
+
+
+def _parse_posix_path(value: Any) -> Any:
+    """``parse_path`` without options: the common case, in one call."""
+    if type(value) is not str:
+        return MISSING
+    if value and value.isprintable() and _is_normal(value):
+        return value
+    out = _path(value, case_fold=False, windows=False)
     return MISSING if out is None else out
 
 
@@ -322,6 +342,8 @@ def kind_parser(
 ) -> Callable[[Any], Any]:
     """The parse function of a kind (one object per options, so conditions can share it)."""
     if kind is Kind.PATH:
+        if not case_fold and not windows:
+            return _parse_posix_path
         return functools.partial(parse_path, case_fold=case_fold, windows=windows)
     if kind is Kind.URL:
         return functools.partial(parse_url, record=record)
