@@ -58,6 +58,8 @@ def test_policy_check_runs_lint() -> None:
     assert result.exit_code == 0
     assert "valid" in result.stdout
     assert "warning[broad-deny] rule 'no_dotdot'" in result.stderr
+    summary = json.loads(invoke("policy", "check", "--json", str(GOLDEN / "lint-pack.yaml")).stdout)
+    assert [w["code"] for w in summary["lint"]][:2] == ["broad-deny", "raw-path"]
 
 
 def codes(rules: list[dict[str, Any]], **extra: Any) -> list[tuple[str, str]]:

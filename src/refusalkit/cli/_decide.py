@@ -193,7 +193,8 @@ def policy_check(
     pack, warnings = lint_pack(pack_path)
     summary = pack.summary()
     if as_json:
-        typer.echo(json.dumps(summary, indent=2))
+        lint = [warning.to_dict() for warning in warnings]
+        typer.echo(json.dumps({**summary, "lint": lint}, indent=2))
         return
     table = Table(
         title=f"policy {summary['policy']} {summary['version']}: valid", title_justify="left"
