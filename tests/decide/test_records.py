@@ -58,9 +58,19 @@ def test_canonical_bytes_key_order_outside_the_bmp() -> None:
 
 def test_make_step_and_make_decision_equal_the_constructors() -> None:
     args = ("r", "deny", True, True, "args.path", "c", "v", "t", True, "d")
-    names = ("matched", "decisive", "field", "field_class", "value", "test", "missing", "detail")
-    named = dict(zip(names, args[2:], strict=True))
-    assert make_step("r", "deny", **named) == WhyStep(*args)
+    named = make_step(
+        "r",
+        "deny",
+        matched=True,
+        decisive=True,
+        field="args.path",
+        field_class="c",
+        value="v",
+        test="t",
+        missing=True,
+        detail="d",
+    )
+    assert named == WhyStep(*args)
     assert make_step("r", "allow", matched=False, decisive=False) == WhyStep(
         "r", "allow", False, False
     )
