@@ -127,3 +127,12 @@ def test_unknown_keys_at_any_level_name_the_nearest_spelling(
     assert f"p.yaml:{text.count(chr(10), 0, text.index(key)) + 1}:" in result.stderr
     with pytest.raises(PolicyError, match="did you mean"):
         load_pack(path)
+
+
+def test_a_condition_of_the_wrong_type_for_the_schema_never_allows() -> None:
+    tools = {"t": {"args": {"type": "object", "properties": {"n": {"type": "integer"}}}}}
+    glob = {"tool": "t", "args.n": {"glob": "1*"}}
+    in_range = {"tool": "t", "args.n": {"range": {"max": 9}}}
+    assert codes([rule("a", "allow", **glob)], tools=tools) == [("never-matches", "a")]
+    assert codes([rule("a", "allow", **in_range)], tools=tools) == []
+    assert codes([rule("a", "deny", **glob)], tools=tools) == []  # unknown: the deny refuses

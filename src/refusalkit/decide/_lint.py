@@ -119,6 +119,7 @@ class _Linter:
             for where, conds in _branches(rule, index):
                 self.tools(rule, where, conds)
                 self.broad(rule, where, conds)
+                self.typed(rule, where, conds)
                 for field, cond in conds.items():
                     self.condition(rule, (*where, field), field, cond)
             self.shadowed(rules, index)
@@ -140,6 +141,27 @@ class _Linter:
                 f"no agent is granted {', '.join(lost)}, so @scope refuses before this rule",
                 "Grant the tool under capabilities, or remove the rule.",
             )  # fmt: skip
+
+    def typed(self, rule: Mapping[str, Any], where: KeyPath, conds: Mapping[str, Any]) -> None:
+        """An allow or audit condition whose test needs a type the tool's schema rules out: it
+        is unknown for every valid call, and unknown never allows."""
+        if Severity.of(rule["effect"]) >= Severity.DENY:
+            return
+        schemas = self.data.get("tools", {})
+        for tool in _tool_names(conds.get("tool")):
+            props = schemas.get(tool, {}).get("args", {})
+            props = props.get("properties", {}) if isinstance(props, Mapping) else {}
+            for field, cond in conds.items():
+                declared = _declared_type(props, field)
+                needed = _needed_type(cond) if self.kind(cond) is None else None
+                usable = {"number" if t == "integer" else t for t in declared or ()}
+                if declared is not None and needed is not None and needed not in usable:
+                    self.warn(
+                        LintCode.NEVER_MATCHES, rule["id"], (*where, field),
+                        f"{field} is {' or '.join(declared)} in the schema of {tool}, but the "
+                        f"condition tests a {needed}: it is unknown for every valid call",
+                        "Test the field with a condition of its type, or fix the schema.",
+                    )  # fmt: skip
 
     def broad(self, rule: Mapping[str, Any], where: KeyPath, conds: Mapping[str, Any]) -> None:
         if Severity.of(rule["effect"]) < Severity.DENY or "tool" in conds:
@@ -235,6 +257,30 @@ def _pre_empts(earlier: Mapping[str, Any], later: Mapping[str, Any]) -> bool:
     if then == "audit":
         return first != "allow"
     return first != "audit" and Severity.of(first) >= Severity.of(then)
+
+
+_STRING_OPS = frozenset({"glob", "regex", "prefix", "cidr"})
+
+
+def _needed_type(cond: Any) -> str | None:
+    """The JSON type a condition can only be true on (None: several, or not known)."""
+    if not isinstance(cond, Mapping):
+        return None
+    if _STRING_OPS & cond.keys():
+        return "string"
+    return "number" if "range" in cond else None
+
+
+def _declared_type(props: Mapping[str, Any], field: str) -> list[str] | None:
+    """The JSON types a tool schema allows for ``args.<name>`` (None: not declared)."""
+    if not field.startswith("args.") or field.count(".") != 1 or "[" in field:
+        return None
+    spec = props.get(field[5:])
+    kinds = spec.get("type") if isinstance(spec, Mapping) else None
+    types = [kinds] if isinstance(kinds, str) else kinds
+    if not isinstance(types, list):
+        return None
+    return [str(t) for t in types]
 
 
 def _tool_names(cond: Any) -> list[str]:
