@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import refusalkit.cli
@@ -200,3 +202,43 @@ def test_schema_failures_name_the_schema_field() -> None:
     assert step.field == "args.paths[*]"
     assert step.detail is not None
     assert step.detail.endswith("at #/properties/paths/items/type")
+
+
+MARK = "SECRETMARK"
+_LEAK_PACK = {
+    "policy": "p",
+    "version": "v1",
+    "default": "deny",
+    "field_classes": {"f": {"kind": "path"}, "s": {"kind": "shell"}, "u": {"kind": "url"}},
+    "tools": {
+        "t": {
+            "args": {
+                "type": "object",
+                "properties": {"path": {"type": "string", "maxLength": 40}},
+                "patternProperties": {"^x": {"type": "integer"}},
+                "additionalProperties": {"type": "array", "items": {"type": "string"}},
+            }
+        }
+    },
+    "rules": [
+        {"id": "p", "effect": "deny",
+         "when": {"tool": "t", "args.path": {"glob": "/e/**", "class": "f"}}},
+        {"id": "l", "effect": "allow",
+         "when": {"tool": "t", "args.list[*]": {"prefix": "/w/", "class": "f"}}},
+        {"id": "c", "effect": "allow",
+         "when": {"tool": "t", "args.cmd.argv[0]": {"in": ["ls"], "class": "s"}}},
+        {"id": "u", "effect": "deny",
+         "when": {"tool": "t", "args.url.host": {"cidr": "10.0.0.0/8", "class": "u"}}},
+    ],
+}  # fmt: skip
+_LEAK_DP = DecisionPoint(Pack.from_mapping(_LEAK_PACK), Keyring.generate(), deadline_ms=60_000)
+_SECRET_TEXT = st.text(max_size=6).map(lambda t: f"{t}{MARK}{t}")
+_VALUES = st.one_of(_SECRET_TEXT, st.integers(), st.lists(_SECRET_TEXT, max_size=3))
+
+
+@given(
+    st.dictionaries(st.sampled_from(["path", "list", "cmd", "url", "x1"]) | _SECRET_TEXT, _VALUES)
+)
+def test_no_trail_carries_request_keys_or_values(args: dict[str, Any]) -> None:
+    decision = _LEAK_DP.decide({"tool": "t", "args": args})
+    assert MARK not in json.dumps(decision.to_dict(), ensure_ascii=False)
