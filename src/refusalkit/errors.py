@@ -5,6 +5,7 @@ prints both, never a traceback::
 
     RefusalkitError
     ├── UsageError                 bad arguments to a command or a call
+    │   └── MissingExtraError      an optional dependency is not installed (names the extra)
     ├── KeyringError               keyring missing, unreadable, too open, or a key id unknown
     ├── PolicyError                a policy pack that does not load (names file, line and key)
     ├── RequestError               a request that is not a well-formed request (decided unavailable)
@@ -35,6 +36,7 @@ __all__ = [
     "EthicsPackError",
     "JournalError",
     "KeyringError",
+    "MissingExtraError",
     "PolicyError",
     "ProofError",
     "RefusalkitError",
@@ -68,6 +70,17 @@ class UsageError(RefusalkitError):
     """Arguments that do not make sense together, or a file that is not there."""
 
     default_hint = "Check the command's arguments with --help."
+
+
+class MissingExtraError(UsageError):
+    """A command needs an optional dependency that is not installed; names the extra to add."""
+
+    def __init__(self, module: str, extra: str) -> None:
+        self.module, self.extra = module, extra
+        super().__init__(
+            f"this needs the optional dependency {module!r}, which is not installed",
+            hint=f"Install the {extra!r} extra: pip install 'refusalkit[{extra}]'",
+        )
 
 
 class KeyringError(RefusalkitError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from refusalkit.server._auth import bearer_key
 from refusalkit.server._errors import ApiError, error_response
 from refusalkit.server._keys import Scope as KeyScope
 from refusalkit.server._routes_decide import answer_batch, answer_decide
@@ -46,8 +47,7 @@ class DecideFastPath:
 def _bearer(scope: Scope) -> str | None:
     for name, value in scope["headers"]:
         if name == b"authorization":
-            scheme, _, token = value.decode("latin-1").partition(" ")
-            return token.strip() or None if scheme.lower() == "bearer" else None
+            return bearer_key(value.decode("latin-1"))
     return None
 
 
