@@ -8,7 +8,7 @@ prints both, never a traceback::
     │   └── MissingExtraError      an optional dependency is not installed (names the extra)
     ├── KeyringError               keyring missing, unreadable, too open, or a key id unknown
     ├── PolicyError                a policy pack that does not load (names file, line and key)
-    ├── RequestError               a request that is not a well-formed request (decided unavailable)
+    ├── RequestError               a request that is not well formed (decided input-rejected)
     ├── JournalError
     │   ├── StoreError             a store that cannot be opened, or is corrupt or foreign
     │   ├── ProofError             a proof asked for sizes or indices the log does not have
@@ -111,7 +111,8 @@ class PolicyError(RefusalkitError):
 
 
 class RequestError(RefusalkitError):
-    """A request that is not well formed; a decision point answers it ``deny`` + ``unavailable``."""
+    """A request that is not well formed; a decision point answers it ``deny`` + ``input-rejected``
+    by the ``@request`` stage (the caller must change it; a retry of the same bytes cannot help)."""
 
     default_hint = "Send one JSON object with a string `tool`; `args` and `caller` must be objects."
 

@@ -103,7 +103,9 @@ def test_never_allow_when_a_rule_says_deny(raw_rules: list[dict[str, Any]], requ
     dp = build([*raw_rules, {"effect": "deny"}], "allow")
     decision = dp.decide(request)
     assert decision.action in (Action.DENY, Action.BLOCK)
-    if decision.reason_code is not ReasonCode.UNAVAILABLE:
+    if decision.matched_rule == "@request":  # a malformed request is rejected before any rule
+        assert decision.reason_code is ReasonCode.INPUT_REJECTED
+    elif decision.reason_code is not ReasonCode.UNAVAILABLE:
         assert decision.reason_code is ReasonCode.POLICY_DENIED
     check_invariants(decision)
 

@@ -80,16 +80,24 @@ def test_decide_answers_the_decision_and_journals_it(
     assert base64.b64decode(entries[0]["entry_b64"]) == denied.content  # the answer IS the entry
 
 
-def test_a_malformed_request_is_decided_deny_unavailable(
+def test_a_malformed_request_is_decided_deny_input_rejected(
     http: httpx.Client, shared_deployment: Deployment
 ) -> None:
+    """Malformed bytes are the caller's to fix: ``input-rejected``, not retryable, as in the CLI.
+    A request that parses but cannot be encoded (a lone surrogate) still fails closed."""
     lone_surrogate = b'{"tool": "fs.read", "caller": {"agent": "\\ud800"}}'
-    for body in (b"{not json", b'{"args": {}}', b"[1, 2]", lone_surrogate):
+    for body, code in (
+        (b"{not json", "input-rejected"),
+        (b'{"args": {}}', "input-rejected"),
+        (b"[1, 2]", "input-rejected"),
+        (lone_surrogate, "unavailable"),
+    ):
         answer = http.post(
             "/v1/decide", content=body, headers=shared_deployment.keys.header("decide")
         )
         assert answer.status_code == 200
-        assert (answer.json()["action"], answer.json()["reason_code"]) == ("deny", "unavailable")
+        assert (answer.json()["action"], answer.json()["reason_code"]) == ("deny", code)
+        assert answer.json()["retryable"] is (code == "unavailable")
         assert answer.headers["Refusalkit-Journal-Index"].isdigit()  # journaled like any other
 
 

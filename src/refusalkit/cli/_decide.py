@@ -36,7 +36,7 @@ from refusalkit.decide import (
 from refusalkit.errors import KeyringError, UsageError
 from refusalkit.examples import example_path
 from refusalkit.journal import Journal, open_journal
-from refusalkit.keyring import Keyring
+from refusalkit.keyring import KEYRING_ENV, Keyring, default_keyring_path
 from refusalkit.model import Decision, ReasonCode
 
 __all__ = ["app", "demo_decisions"]
@@ -112,7 +112,7 @@ def decide_command(
 ) -> None:
     """Decide JSONL requests: one Decision JSON per line out, streaming, in constant memory.
 
-    Exits 0 whatever the decisions (a malformed line is decided [bold]unavailable[/]).
+    Exits 0 whatever the decisions (a malformed line is decided [bold]input-rejected[/]).
     """
     pack = load_pack(policy)
     ring = load_keyring(keyring)
@@ -346,13 +346,29 @@ def _journal_demo(ring: Keyring, decisions: list[Decision]) -> None:
         markup=False,
     )
     out_console.print(
-        f"next: refusalkit journal query {path} --reason-code unavailable", markup=False
+        f"next: refusalkit journal query {path} --reason-code input-rejected", markup=False
     )
 
 
 # -- keys -----------------------------------------------------------------------------------------
 
-KeyringPath = Annotated[Path, typer.Argument(metavar="PATH", help="Keyring file.")]
+KeyringPath = Annotated[
+    Path | None,
+    typer.Argument(
+        metavar="PATH",
+        help="Keyring file. Default: $REFUSALKIT_KEYRING, else the default keyring in your data "
+        "directory, the one every command uses when given no --keyring.",
+        show_default=False,
+    ),
+]
+
+
+def _keyring_file(path: Path | None) -> Path:
+    """PATH, else ``$REFUSALKIT_KEYRING``, else the default keyring: where every command looks."""
+    if path is not None:
+        return path
+    named = os.environ.get(KEYRING_ENV)
+    return Path(named) if named else default_keyring_path()
 
 
 def _public_info(ring: Keyring) -> dict[str, Any]:
@@ -387,10 +403,11 @@ def _show(ring: Keyring, path: Path) -> None:
 
 @keys_app.command("init")
 def keys_init(
-    path: KeyringPath,
+    path: KeyringPath = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
     """Create a keyring (mode 0600): a redaction key and an Ed25519 signing key."""
+    path = _keyring_file(path)
     if path.exists() and not force:
         raise KeyringError(
             f"{path} already exists", hint="Use `refusalkit keys rotate PATH` to add a key."
@@ -403,12 +420,13 @@ def keys_init(
 
 @keys_app.command("rotate")
 def keys_rotate(
-    path: KeyringPath,
+    path: KeyringPath = None,
     signing: Annotated[
         bool, typer.Option("--signing", help="Rotate the signing key instead of the redaction key.")
     ] = False,
 ) -> None:
     """Add a new active key; old key ids stay, so old tokens and signatures stay readable."""
+    path = _keyring_file(path)
     ring = Keyring.load(path)
     ring = ring.rotate_signing() if signing else ring.rotate_redaction()
     ring.save(path)
@@ -421,10 +439,11 @@ def keys_rotate(
 
 @keys_app.command("show")
 def keys_show(
-    path: KeyringPath,
+    path: KeyringPath = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """Show key ids, the active keys and public keys (never secret key material)."""
+    path = _keyring_file(path)
     ring = Keyring.load(path)
     if as_json:
         typer.echo(json.dumps(_public_info(ring), indent=2))

@@ -247,9 +247,10 @@ class DecisionPoint:
             request = json.loads(text, parse_constant=_no_constant)
         except json.JSONDecodeError as exc:
             problem = f"{where}not JSON ({exc.msg} at column {exc.colno})"
-            return self._failed(None, problem, raw=line)
+            return self._failed(None, problem, raw=line, rejected=True)
         except (ValueError, RecursionError) as exc:  # includes UnicodeDecodeError
-            return self._failed(None, f"{where}not JSON ({type(exc).__name__})", raw=line)
+            problem = f"{where}not JSON ({type(exc).__name__})"
+            return self._failed(None, problem, raw=line, rejected=True)
         return self._guarded(request, start, line_number)
 
     # -- the decision -------------------------------------------------------------------------
@@ -266,7 +267,7 @@ class DecisionPoint:
     def _error(self, request: Any, exc: Exception, line_number: int | None) -> Decision:
         if isinstance(exc, RequestError):
             problem = f"{_where(line_number)}malformed request: {exc.message}"
-            return self._failed(request, problem)
+            return self._failed(request, problem, rejected=True)
         log.warning("decision failed closed: %s", type(exc).__name__)
         problem = f"{_where(line_number)}internal error ({type(exc).__name__})"
         return self._failed(request, problem)
@@ -595,8 +596,13 @@ class DecisionPoint:
         *,
         raw: str | bytes | None = None,
         steps: tuple[WhyStep, ...] = (),
+        rejected: bool = False,
     ) -> Decision:
-        """``deny`` + ``unavailable`` + ``@unavailable`` with the problem in the trail."""
+        """``deny`` + ``unavailable`` + ``@unavailable`` with the problem in the trail.
+
+        With ``rejected`` the request itself was malformed (not JSON, no string ``tool``, ...):
+        ``deny`` + ``input-rejected`` + ``@request``, which no retry of the same bytes can change.
+        """
         digest = self._redactor.digest(b"")
         try:
             if raw is not None:
@@ -614,13 +620,14 @@ class DecisionPoint:
             pass
         earlier = tuple(replace(s, decisive=False) for s in steps)
         decision_id, decided_at = stamp()
+        stage = "@request" if rejected else "@unavailable"
         return Decision(
             decision_id,
             Action.DENY,
-            ReasonCode.UNAVAILABLE,
-            "@unavailable",
-            MESSAGES["@unavailable"],
-            (*earlier, failure_step(problem)),
+            STAGE_CODES[stage][1],
+            stage,
+            MESSAGES[stage],
+            (*earlier, failure_step(problem, stage=stage)),
             self._policy,
             self._engine,
             self._subject(agent, session),
