@@ -98,7 +98,9 @@ def _script(steps: list[Step], out: Path) -> str:
             body.append(f"{{ {command.rstrip('&')} ; }} > {out}/{n}.out 2>&1 &")
             body.append(f"echo 0 > {out}/{n}.rc")
         else:
-            body.append(f"{{ {command} ; }} > {out}/{n}.out 2>&1 < /dev/null; echo $? > {out}/{n}.rc")
+            body.append(
+                f"{{ {command} ; }} > {out}/{n}.out 2>&1 < /dev/null; echo $? > {out}/{n}.rc"
+            )
     return "\n".join(body) + "\n"
 
 
@@ -114,13 +116,17 @@ def _check(page: str, steps: list[Step], out: Path) -> None:
         assert rc_file.exists(), f"{where}\nnever ran (an earlier step ended the script)"
         output = (out / f"{n}.out").read_text(errors="replace")
         status = int(rc_file.read_text())
-        assert status == step.exit_code, f"{where}\nexited {status}, not {step.exit_code}:\n{output}"
+        assert status == step.exit_code, (
+            f"{where}\nexited {status}, not {step.exit_code}:\n{output}"
+        )
         lines = [line.rstrip() for line in output.splitlines()]
         at = 0
         for want in step.expected:
             while at < len(lines) and not _matches(want, lines[at]):
                 at += 1
-            assert at < len(lines), f"{where}\ndid not print {want!r} (in order); it printed:\n{output}"
+            assert at < len(lines), (
+                f"{where}\ndid not print {want!r} (in order); it printed:\n{output}"
+            )
             at += 1
 
 
@@ -128,7 +134,9 @@ def _copy_repository(target: Path) -> None:
     """The files a fresh clone has (tracked and new, not ignored), with links kept as links."""
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT, capture_output=True, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
     ).stdout.split(b"\0")
     for raw in filter(None, listed):
         source = ROOT / raw.decode()
@@ -137,7 +145,7 @@ def _copy_repository(target: Path) -> None:
         dest = target / raw.decode()
         dest.parent.mkdir(parents=True, exist_ok=True)
         if source.is_symlink():
-            dest.symlink_to(os.readlink(source))
+            dest.symlink_to(source.readlink())
         else:
             shutil.copy2(source, dest)
 
@@ -182,6 +190,9 @@ def test_page_runs_as_printed(page: str, tmp_path: Path) -> None:
     _copy_repository(repo)
     subprocess.run(
         ["bash", "-c", _script(steps, out)],
-        cwd=repo, env=_environment(home), timeout=900, check=False,
+        cwd=repo,
+        env=_environment(home),
+        timeout=900,
+        check=False,
     )
     _check(page, steps, out)

@@ -37,7 +37,11 @@ def _run_without(module: str, *args: str, home: Path) -> subprocess.CompletedPro
     env.pop("REFUSALKIT_KEYRING", None)
     return subprocess.run(
         [sys.executable, "-c", BLOCKED_RUN, module, *args],
-        capture_output=True, text=True, env=env, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
     )
 
 
@@ -45,8 +49,14 @@ def _run_without(module: str, *args: str, home: Path) -> subprocess.CompletedPro
     "argv",
     [
         ["service", "keys", "add", "ops", "--scopes", "decide", "--keys-file", "keys.json"],
-        ["serve", "--policy", str(example_path("agent-tools.yaml")), "--journal", "j.db",
-         "--insecure-no-auth"],
+        [
+            "serve",
+            "--policy",
+            str(example_path("agent-tools.yaml")),
+            "--journal",
+            "j.db",
+            "--insecure-no-auth",
+        ],
     ],
     ids=["service-keys-add", "serve"],
 )

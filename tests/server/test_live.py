@@ -153,12 +153,12 @@ def test_missing_or_wrong_key_is_401(http: httpx.Client, header: str | None) -> 
     ("header", "said"),
     [("rk_live_abc", "a bare value"), ("Basic Zm9vOmJhcg==", "the 'Basic' scheme")],
 )
-def test_a_key_without_bearer_is_named_as_such(
-    http: httpx.Client, header: str, said: str
-) -> None:
+def test_a_key_without_bearer_is_named_as_such(http: httpx.Client, header: str, said: str) -> None:
     """A key sent without ``Bearer `` is not reported as "no API key was sent"."""
     for method, path in (("POST", "/v1/decide"), ("GET", "/v1/stats"), ("GET", "/openapi.json")):
-        answer = http.request(method, path, json=allowed_request(), headers={"Authorization": header})
+        answer = http.request(
+            method, path, json=allowed_request(), headers={"Authorization": header}
+        )
         body = _error(answer, 401, "unauthenticated")
         assert f"uses {said}, not Bearer" in body["message"], body
         assert "Authorization: Bearer <key>" in body["hint"]
