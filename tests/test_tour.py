@@ -2,7 +2,8 @@
 
 Each ```console block is a script: ``$ `` starts a command (a line ending in ``\\`` continues it);
 the lines after a command, up to the next ``$ ``, are output the command must print (in that
-order, each somewhere in its stdout or stderr; ``...`` inside a line matches anything). A command
+order, each somewhere in its stdout or stderr; ``...`` inside a line matches anything). In a block
+with no ``$ `` at all, as README's first two, every line is a command. A command
 exits 0 unless its trailing comment says ``exits N``. A command ending in ``&`` runs in the
 background until the page is done. A block fenced ```console no-run is shown, not run (the test
 command itself, say).
@@ -14,9 +15,11 @@ configuration of the developer's leaks in.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +71,8 @@ def parse_steps(text: str) -> list[Step]:
 
 
 def _block_steps(lines: list[str], first: int) -> list[Step]:
+    if not any(line.startswith("$ ") for line in lines):  # a bare block: each line a command
+        return [Step(first + i, line, (), 0) for i, line in enumerate(lines) if line.strip()]
     steps: list[Step] = []
     i = 0
     while i < len(lines):
@@ -90,8 +95,8 @@ def _block_steps(lines: list[str], first: int) -> list[Step]:
 
 
 def _script(steps: list[Step], out: Path) -> str:
-    """One bash script: every step's output and status land in ``out``; background jobs end last."""
-    body = ["set +e", "trap 'kill $(jobs -p) 2>/dev/null' EXIT"]
+    """One bash script: every step's output and status land in ``out``."""
+    body = ["set +e"]
     for n, step in enumerate(steps):
         command = _strip_comment(step.command).rstrip()
         if step.background:
@@ -169,11 +174,13 @@ def test_pages_parse_into_steps() -> None:
     page = (
         "```console\n$ echo a \\\n    b   # exits 0\na b\n$ false  # exits 1\n```\n"
         "```console no-run\n$ rm -rf /\n```\n"
+        "```console\nbare command\n```\n"
     )
     steps = parse_steps(page)
     assert [(s.command, s.expected, s.exit_code) for s in steps] == [
         ("echo a  b   # exits 0", ("a b",), 0),
         ("false  # exits 1", (), 1),
+        ("bare command", (), 0),
     ]
     assert _matches("decided 5 requests ... allow", "decided 5 requests: 2 allow")
     assert not _matches("decided 6", "decided 5 requests")
@@ -188,11 +195,17 @@ def test_page_runs_as_printed(page: str, tmp_path: Path) -> None:
     for folder in (repo, home, out):
         folder.mkdir()
     _copy_repository(repo)
-    subprocess.run(
+    # Its own session, so that what the page left running in the background ends with it.
+    shell = subprocess.Popen(
         ["bash", "-c", _script(steps, out)],
         cwd=repo,
         env=_environment(home),
-        timeout=900,
-        check=False,
+        start_new_session=True,
     )
+    try:
+        shell.wait(timeout=900)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(shell.pid, signal.SIGTERM)
+        shell.wait()
     _check(page, steps, out)
