@@ -341,6 +341,14 @@ class _Compiler:
         classes = data.get("field_classes", {})
         self.classes = {UNCLASSIFIED, *classes}
         self.reveal = frozenset(k for k, v in classes.items() if v.get("reveal", False))
+        for name in sorted(self.reveal):
+            if classes[name].get("sensitive", False):
+                raise lines.error(
+                    f"field class {name!r} is both sensitive and reveal: true",
+                    ("field_classes", name),
+                    hint="A sensitive class must stay redacted: drop `reveal: true` (or the "
+                    "`sensitive` label, if its values may be shown).",
+                )
 
     def spec(self, field: str, raw: Any, where: KeyPath) -> CondSpec:
         named = raw.get("class", UNCLASSIFIED) if isinstance(raw, Mapping) else UNCLASSIFIED
