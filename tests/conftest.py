@@ -79,6 +79,7 @@ def postgres_url(postgres_admin_url: str) -> Iterator[str]:
 def vectors() -> Path:
     """``tests/vectors``: published vectors and third-party data, each with its attribution.
 
-    ``tlog-vectors/`` and ``xstest/`` are unmodified copies of ``../shared/data``.
+    ``tlog-vectors/`` and ``xstest/`` are unmodified copies of the published data sets (see each
+    directory's attribution).
     """
     return VECTORS

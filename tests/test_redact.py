@@ -1,4 +1,4 @@
-"""Redaction tokens (DESIGN.md §1): keyed, correlating, and never revealing the value."""
+"""Redaction tokens (docs/design/decision.md): keyed, correlating, and never revealing the value."""
 
 from __future__ import annotations
 

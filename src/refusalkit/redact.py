@@ -1,4 +1,4 @@
-"""Keyed redaction tokens and request digests (DESIGN.md §1, Redaction).
+"""Keyed redaction tokens and request digests (docs/design/decision.md, Redaction).
 
 A token is ``<redacted:hmac-sha256:{key_id}:{first 16 hex of HMAC-SHA256(key, class NUL value)}>``.
 Keyed, not salted: without the key, a reader cannot test guesses of a low-entropy secret, while

@@ -1,4 +1,5 @@
-"""Leak test (DESIGN.md §1, Redaction; §4): for a conversation carrying secrets and third-party
+"""Leak test (docs/design/decision.md, Redaction; §4): for a conversation carrying secrets and
+third-party
 personal data, nothing the chat guard writes (replay output, ``--show-verdicts``, the turn log,
 the journal, telemetry, logs, errors) contains any of those values or an 8-character substring.
 

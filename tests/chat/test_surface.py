@@ -1,4 +1,4 @@
-"""The typed refusal builder and hedge injection (DESIGN.md §4)."""
+"""The typed refusal builder and hedge injection (docs/design/chat.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The hot path's shortcuts give exactly what the general functions give (DESIGN.md §1).
+"""The hot path's shortcuts give exactly what the general functions give (docs/design/decision.md).
 
 Each shortcut is checked against the function it replaces: ``canonical_bytes`` (both of its
 encoders) against ``rfc8785``, ``FastMac`` against ``Redactor`` and ``hmac``, ``stamp`` against

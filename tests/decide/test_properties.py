@@ -1,7 +1,8 @@
 """Property tests: random requests and random packs never raise out of ``decide``, never allow
 what the pack's rules deny, and decisions round-trip through their canonical form.
 
-The deny property is checked against a small independent reference evaluator of DESIGN.md §2
+The deny property is checked against a small independent reference evaluator of
+docs/design/policy.md
 (plain ``re2.search``, a plainly written glob matcher, ``ipaddress``), so a shortcut inside the
 engine that loses a match (a literal prefilter, a lookup index) shows up as a disagreement.
 """
@@ -115,7 +116,8 @@ def test_random_lines_never_raise(line: str) -> None:
     check_invariants(decision)
 
 
-# -- a reference evaluator of DESIGN.md §2, written plainly -------------------------------------
+# -- a reference evaluator of docs/design/policy.md, written plainly
+# -------------------------------------
 
 T, F, U = "true", "false", "unknown"
 SEVERITY = {"audit": 0, "allow": 1, "deny": 2, "block": 3}
@@ -209,7 +211,7 @@ def ref_rule(request: dict[str, Any], when: Any) -> str:
 def reference(
     rules: list[dict[str, Any]], default: str, request: dict[str, Any]
 ) -> tuple[str, str]:
-    """``(action, matched_rule)`` as DESIGN.md §2 defines them."""
+    """``(action, matched_rule)`` as docs/design/policy.md defines them."""
     matched = []
     for index, rule in enumerate(rules):
         state = ref_rule(request, rule["when"])

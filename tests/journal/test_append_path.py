@@ -1,5 +1,5 @@
 """The append path's shortcuts: the cached right frontier (reloaded when another writer moved the
-head) and SQLite WAL checkpoints kept off the commit but bounded (DESIGN.md §3)."""
+head) and SQLite WAL checkpoints kept off the commit but bounded (docs/design/journal.md)."""
 
 from __future__ import annotations
 

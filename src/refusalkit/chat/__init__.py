@@ -1,6 +1,6 @@
 """The chat turn guard: safety and ethics packs, the typed refusal surface, hedges, turn events.
 
-DESIGN.md §4. Wrap a responder (a callable or an OpenAI-compatible endpoint) in a
+docs/design/chat.md. Wrap a responder (a callable or an OpenAI-compatible endpoint) in a
 ``ChatRuntime``; every turn is checked against the fixed safety pack (five boundaries, pinned
 digest) and a per-deployment ethics pack, and a runtime-checkable violation replaces what the user
 sees with a deterministic typed refusal while the articulation is kept as evidence.

@@ -1,6 +1,7 @@
 """The fixed safety pack: five boundaries, loaded fail-closed against a digest pinned in code.
 
-DESIGN.md §4: the safety pack is never swappable; a missing, unreadable or altered pack file stops
+docs/design/chat.md: the safety pack is never swappable; a missing, unreadable or altered pack file
+stops
 the runtime from starting (``SafetyPackError``). The pack file names the boundaries; their
 predicates live here, one function each.
 """
@@ -48,7 +49,7 @@ class DecisionMaker(Protocol):
     """What the guard needs of a ``refusalkit.decide.DecisionPoint``: ``decide`` never raises."""
 
     def decide(self, request: Any) -> Decision:
-        """Decide one request (DESIGN.md §2)."""
+        """Decide one request (docs/design/policy.md)."""
         ...
 
 

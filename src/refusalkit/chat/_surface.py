@@ -1,4 +1,4 @@
-"""The typed refusal surface and hedge injection (DESIGN.md §4). Pure functions, no I/O.
+"""The typed refusal surface and hedge injection (docs/design/chat.md). Pure functions, no I/O.
 
 A typed refusal is ``"I cannot proceed — boundary violated: "`` followed by the violated ids, each
 tagged ``safety:<id>`` or ``ethics:<id>``, sorted lexicographically (by code point) and joined by

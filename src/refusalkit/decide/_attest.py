@@ -1,5 +1,5 @@
 """Attestation: the caller proves who it is with a compact JWS (RFC 7515 §7.1), alg EdDSA
-(RFC 8037), signed by a key the pack trusts (DESIGN.md §2, stage ``@attestation``).
+(RFC 8037), signed by a key the pack trusts (docs/design/policy.md, stage ``@attestation``).
 
 Checks, in order: a string token in compact form; header ``alg`` = ``EdDSA`` and a ``kid`` the
 pack lists; a valid signature (``joserfc``); a JSON object payload whose ``sub`` equals

@@ -1,10 +1,10 @@
-"""The decision point: one request in, one Decision out, never an exception (DESIGN.md §2).
+"""The decision point: one request in, one Decision out, never an exception (docs/design/policy.md).
 
 Stages run in order and the first that refuses decides: ``@attestation``, ``@scope``,
 ``@schema``, the input filters, the rules, ``@default``. Any exception, deadline overrun or
 malformed request yields ``deny`` + ``unavailable`` + ``@unavailable``. Every value written into
 the why-trail is a keyed redaction token unless its field class is ``reveal: true`` or the field is
-``tool`` (DESIGN.md §1, Redaction).
+``tool`` (docs/design/decision.md, Redaction).
 
 The hot path does no parsing and builds only what the Decision holds: steps whose content is
 fully determined (a stage that passed, a rule outcome on the same value) are built once and
@@ -180,7 +180,7 @@ def _request_parts(request: Any) -> tuple[str, Mapping[str, Any], Mapping[str, A
 
 
 class DecisionPoint:
-    """Decides requests against one compiled pack with one redaction key (DESIGN.md §2).
+    """Decides requests against one compiled pack with one redaction key (docs/design/policy.md).
 
     ``decide`` and ``decide_line`` never raise. ``deadline_ms`` bounds one decision: a decision
     that takes longer is replaced by ``deny`` + ``unavailable`` (fail closed). Safe to share

@@ -181,7 +181,8 @@ _now: tuple[int, str, str] = _time_parts(0)  # replaced whole, so readers see on
 
 
 def stamp() -> tuple[str, str]:
-    """A new UUIDv7 string and ``format_timestamp`` of the same millisecond (DESIGN.md §1)."""
+    """A new UUIDv7 string and ``format_timestamp`` of the same millisecond
+    (docs/design/decision.md)."""
     global _now  # noqa: PLW0603 (a per-millisecond cache, replaced atomically)
     ms = time.time_ns() // 1_000_000
     now = _now
@@ -206,14 +207,14 @@ class Clock:
     __slots__ = ()
 
     def now(self) -> str:
-        """The current time as RFC 3339 UTC with milliseconds (DESIGN.md §1)."""
+        """The current time as RFC 3339 UTC with milliseconds (docs/design/decision.md)."""
         ms = time.time_ns() // 1_000_000
         now = _now if _now[0] == ms else _time_parts(ms)
         return now[2]
 
 
 class FastMac:
-    """Redaction tokens and digests exactly as ``Redactor`` makes them (DESIGN.md §1).
+    """Redaction tokens and digests exactly as ``Redactor`` makes them (docs/design/decision.md).
 
     HMAC-SHA256 as RFC 2104 §2 defines it, H((K ^ opad) || H((K ^ ipad) || text)), with the two
     keyed SHA-256 states prepared once and copied for each value (two hash copies instead of a

@@ -1,4 +1,5 @@
-"""Path globs compiled once: ``*`` stops at ``/``, ``**`` crosses it (DESIGN.md §2, Conditions).
+"""Path globs compiled once: ``*`` stops at ``/``, ``**`` crosses it (docs/design/policy.md,
+Conditions).
 
 A glob matches the whole value, newlines included. ``?`` is one character other than ``/``;
 ``[...]`` is not special (paths contain brackets). ``**/`` also matches no directory at all, so

@@ -1,4 +1,4 @@
-"""The journal: a tamper-evident transparency log of refusal records (DESIGN.md §3).
+"""The journal: a tamper-evident transparency log of refusal records (docs/design/journal.md).
 
 An RFC 9162 Merkle tree over the RFC 8785 bytes of each record, with C2SP ``tlog-checkpoint``
 checkpoints signed as C2SP ``signed-note``s (Ed25519), inclusion and consistency proofs, receipts

@@ -1,4 +1,4 @@
-"""The journal: a tamper-evident transparency log of records (DESIGN.md §3).
+"""The journal: a tamper-evident transparency log of records (docs/design/journal.md).
 
 ``open_journal`` opens (or creates) a store; ``Journal`` appends records as RFC 8785 entries,
 signs C2SP checkpoints with the keyring's Ed25519 key (key name = origin), serves RFC 9162

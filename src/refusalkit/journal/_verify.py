@@ -1,6 +1,6 @@
 """Full verification of a log: recompute the RFC 9162 tree from the entries, check every stored
 leaf and node hash and every signed checkpoint against it, and check consistency between
-successive checkpoints (DESIGN.md §3).
+successive checkpoints (docs/design/journal.md).
 
 Works from any source of entry rows and checkpoints (a live store or an exported bundle), in one
 pass over the entries. Failures are collected and the one with the smallest entry index is

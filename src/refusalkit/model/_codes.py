@@ -1,4 +1,4 @@
-"""Actions and the closed set of reason codes, version 1 (DESIGN.md §1).
+"""Actions and the closed set of reason codes, version 1 (docs/design/decision.md).
 
 The string values are wire identifiers: never change one; add a code only with a new
 ``REASON_CODES_VERSION``. ``tests/vectors/reason-codes-v1.json`` pins them.
@@ -14,7 +14,7 @@ REASON_CODES_VERSION = 1
 
 
 class Action(enum.StrEnum):
-    """What the caller must do with the request (DESIGN.md §1)."""
+    """What the caller must do with the request (docs/design/decision.md)."""
 
     ALLOW = "allow"
     AUDIT = "audit"
@@ -28,7 +28,7 @@ class Action(enum.StrEnum):
 
 
 class ReasonCode(enum.StrEnum):
-    """Why a request was refused; a user can act on each (DESIGN.md §1, version 1)."""
+    """Why a request was refused; a user can act on each (docs/design/decision.md, version 1)."""
 
     POLICY_DENIED = "policy-denied"
     OUT_OF_SCOPE = "out-of-scope"

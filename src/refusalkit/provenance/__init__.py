@@ -1,4 +1,5 @@
-"""Refusal provenance: calibration runs, receipted baselines and drift verdicts (DESIGN.md §5).
+"""Refusal provenance: calibration runs, receipted baselines and drift verdicts
+(docs/design/provenance.md).
 
 Measure a model's refusal behaviour on a fixed calibration set, record a baseline in the journal
 with a receipt, and later tell whether it drifted, in which direction, where, and how sure.

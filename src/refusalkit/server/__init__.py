@@ -1,4 +1,4 @@
-"""The HTTP service: decide over HTTP, journal every decision, read the journal, watch it (issue 6).
+"""The HTTP service: decide over HTTP, journal every decision, read the journal, watch it.
 
 ``create_app(config)`` builds the FastAPI app; ``serve(config, ...)`` runs it on uvicorn (one or
 several workers); ``KeyStore`` manages the API keys file. See docs/service.md.

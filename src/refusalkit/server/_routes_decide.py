@@ -1,7 +1,8 @@
 """``POST /v1/decide`` and ``POST /v1/decide/batch``: decide, journal, then answer.
 
 The body is read raw and parsed once; anything that is not a well-formed request is still decided
-(``deny`` + ``unavailable``, DESIGN.md §2). Decisions are journaled before the answer is sent; when
+(``deny`` + ``unavailable``, docs/design/policy.md). Decisions are journaled before the answer is
+sent; when
 the journal cannot take them, the answer is 503 and nothing is allowed (fail closed).
 """
 
