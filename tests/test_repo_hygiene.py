@@ -26,7 +26,8 @@ OUTSIDE = re.compile("|".join([
 
 
 def checked_files() -> list[Path]:
-    """Text files a reader of the repository reads (third-party vectors excluded)."""
+    """Text files a reader of the repository reads (third-party vectors and hidden, untracked
+    directories such as a benchmark's private venv excluded)."""
     out: list[Path] = []
     for name in CHECKED:
         base = ROOT / name
@@ -34,7 +35,8 @@ def checked_files() -> list[Path]:
             out.append(base)
         elif base.is_dir():
             out += [p for p in base.rglob("*") if p.is_file() and p.suffix in SUFFIXES
-                    and not {"vectors", "__pycache__", "results"} & set(p.parts)]
+                    and not {"vectors", "__pycache__", "results"} & set(p.parts)
+                    and not any(part.startswith(".") for part in p.relative_to(base).parts)]
     return sorted(out)
 
 

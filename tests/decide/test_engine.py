@@ -1,5 +1,5 @@
 """The engine's semantics, stage by stage (docs/design/policy.md), and the Decision it builds
-(§1)."""
+(docs/design/decision.md)."""
 
 from __future__ import annotations
 

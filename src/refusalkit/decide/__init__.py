@@ -1,5 +1,5 @@
 """The decision point: policy packs, the built-in engine, why-trails (docs/design/decision.md and
-§2).
+docs/design/policy.md).
 
 >>> from refusalkit.decide import DecisionPoint, load_pack
 >>> from refusalkit.examples import example_path

@@ -94,7 +94,7 @@ class Attestor:
         if kid not in self._keys:
             return kid  # the problem
         try:
-            with warnings_as("ignore"):  # joserfc flags "EdDSA" (RFC 9864); §2 names it
+            with warnings_as("ignore"):  # joserfc flags "EdDSA" (RFC 9864); policy.md names it
                 signed = jws.deserialize_compact(token, self._keys[kid], algorithms=["EdDSA"])
             payload = json.loads(signed.payload)
         except (JoseError, ValueError, UnicodeDecodeError):

@@ -1,4 +1,4 @@
-"""The record model: pure data, no I/O (docs/design/decision.md and §2).
+"""The record model: pure data, no I/O (docs/design/decision.md and docs/design/policy.md).
 
 Decisions, why-trail steps, requests, actions and reason codes, canonical JSON and ids.
 """
