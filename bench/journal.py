@@ -32,8 +32,8 @@ from rich.console import Console
 from rich.table import Table
 
 from refusalkit.journal import open_journal
-from refusalkit.journal._canonical import ENCODERS
 from refusalkit.keyring import Keyring
+from refusalkit.model._canonical import ENCODERS
 
 HERE = Path(__file__).resolve().parent
 VENV = HERE / ".pymerkle-venv"

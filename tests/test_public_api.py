@@ -28,14 +28,14 @@ PUBLIC = {
         "format_timestamp", "now_utc", "parse_request", "uuid7",
     ],
     "refusalkit.decide": [
-        "CaseResult", "DecisionEncoder", "DecisionPoint", "Pack", "canonical_bytes",
+        "CaseResult", "DecisionEncoder", "DecisionPoint", "Pack",
         "decide_lines", "explain",
         "load_cases", "load_pack", "mint_token", "pack_digest", "public_key_from_seed",
         "run_cases",
     ],
     "refusalkit.journal": [
         "BUNDLE_SCHEMA", "Checkpoint", "EMPTY_ROOT", "Journal", "NoteSignature", "NoteVerifier",
-        "OpenedNote", "RECEIPT_SCHEMA", "Receipt", "VerifyReport", "canonical_bytes",
+        "OpenedNote", "RECEIPT_SCHEMA", "Receipt", "VerifyReport",
         "decision_fields",
         "export_bundle", "leaf_hash", "node_hash", "normalise_time", "open_checkpoint",
         "open_journal",

@@ -15,7 +15,6 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from refusalkit.journal import canonical_bytes
 from refusalkit.journal._records import (
     FIELDS,
     _slow_fields,
@@ -23,7 +22,7 @@ from refusalkit.journal._records import (
     entry_fields,
     index_fields,
 )
-from refusalkit.model import Decision
+from refusalkit.model import Decision, canonical_json
 from support.decisions import decisions
 
 _TIME_KEYS = ("decided_at", "at", "timestamp", "created_at", "finished_at", "started_at")
@@ -104,7 +103,7 @@ _stored_value = _value | st.just(_Kind.DENY) | st.text(max_size=4)
 )
 def test_entry_bytes_give_the_columns_append_stored(record: dict[str, Any]) -> None:
     """What verify recomputes from the entry bytes equals what append indexed, on every path."""
-    data = canonical_bytes(record)
+    data = canonical_json(record)
     assert entry_fields(data) == index_fields(record)
     assert _slow_fields(data) == index_fields(record)  # without msgspec
 

@@ -15,7 +15,6 @@ from refusalkit.decide._attest import mint_token, public_key_from_seed
 from refusalkit.decide._cases import CaseResult, load_cases, run_cases
 from refusalkit.decide._engine import DecisionPoint
 from refusalkit.decide._explain import decide_lines, explain
-from refusalkit.decide._fast import canonical_bytes
 from refusalkit.decide._pack import Pack, load_pack, pack_digest
 from refusalkit.decide._wire import DecisionEncoder
 
@@ -24,7 +23,6 @@ __all__ = [
     "DecisionEncoder",
     "DecisionPoint",
     "Pack",
-    "canonical_bytes",
     "decide_lines",
     "explain",
     "load_cases",

@@ -20,7 +20,7 @@ from joserfc import jws
 from joserfc.errors import JoseError
 from joserfc.jwk import OKPKey
 
-from refusalkit.decide._quiet import warnings_as
+from refusalkit.decide._warnings import warnings_as
 
 __all__ = ["AttestationResult", "Attestor", "mint_token", "public_key_from_seed"]
 

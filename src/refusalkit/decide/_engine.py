@@ -29,10 +29,10 @@ import refusalkit
 from refusalkit.decide._attest import Attestor
 from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, Plan, ToolRule
 from refusalkit.decide._conditions import FALSE, UNKNOWN
-from refusalkit.decide._fast import FastMac, canonical_bytes, stamp
 from refusalkit.decide._pack import Pack
 from refusalkit.decide._records import make_decision, make_step, make_subject
-from refusalkit.decide._trail import MESSAGES, STAGE_CODES, failure_step, format_args_path
+from refusalkit.decide._stages import MESSAGES, STAGE_CODES, failure_step, format_args_path
+from refusalkit.decide._stamps import stamp
 from refusalkit.errors import RequestError
 from refusalkit.keyring import Keyring
 from refusalkit.model import (
@@ -44,6 +44,7 @@ from refusalkit.model import (
     WhyStep,
     parse_request,
 )
+from refusalkit.model import canonical_json as canonical_bytes
 from refusalkit.redact import value_text
 
 __all__ = ["DecisionPoint"]
@@ -207,7 +208,7 @@ class DecisionPoint:
     def __init__(self, pack: Pack, keyring: Keyring, deadline_ms: float = 50.0) -> None:
         self.pack = pack
         self._compiled = pack.compiled
-        self._redactor = FastMac(keyring)
+        self._redactor = keyring.redactor()
         self._policy = pack.ref
         self._engine = EngineRef("refusalkit", refusalkit.__version__)
         self._deadline_ms = deadline_ms

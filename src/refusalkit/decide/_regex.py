@@ -23,7 +23,7 @@ from typing import Any
 
 import re2
 
-from refusalkit.decide._quiet import warnings_as
+from refusalkit.decide._warnings import warnings_as
 
 __all__ = [
     "re2_compile",

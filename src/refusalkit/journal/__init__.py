@@ -15,7 +15,6 @@ checkable offline, and stores for SQLite (default, one file) and PostgreSQL (sev
 from __future__ import annotations
 
 from refusalkit.journal._bundle import BUNDLE_SCHEMA, export_bundle, verify_bundle
-from refusalkit.journal._canonical import canonical_bytes
 from refusalkit.journal._checkpoint import (
     Checkpoint,
     open_checkpoint,
@@ -48,7 +47,6 @@ __all__ = [
     "OpenedNote",
     "Receipt",
     "VerifyReport",
-    "canonical_bytes",
     "decision_fields",
     "export_bundle",
     "leaf_hash",

@@ -18,7 +18,6 @@ from types import TracebackType
 from typing import Any
 
 from refusalkit.errors import KeyringError, ProofError, StoreError, UsageError
-from refusalkit.journal._canonical import canonical_bytes
 from refusalkit.journal._checkpoint import Checkpoint, open_checkpoint, sign_checkpoint
 from refusalkit.journal._note import NoteVerifier, open_note, valid_key_name
 from refusalkit.journal._receipt import Receipt
@@ -35,6 +34,7 @@ from refusalkit.journal._tree import (
 )
 from refusalkit.journal._verify import LogSource, VerifyReport, verify_log
 from refusalkit.keyring import Keyring
+from refusalkit.model import canonical_json
 
 __all__ = ["Journal", "open_journal", "open_store"]
 
@@ -113,7 +113,7 @@ def _records_to_rows(records: Iterable[Mapping[str, Any]]) -> list[EntryRow]:
     for number, record in enumerate(records):
         plain = record if type(record) is dict else _as_dict(number, record)
         try:
-            data = canonical_bytes(plain)
+            data = canonical_json(plain)
         except (ValueError, TypeError) as exc:
             raise UsageError(f"record {number} has no RFC 8785 form: {exc}") from exc
         rows.append((data, sha256(b"\x00" + data).digest(), *index_fields(plain)))
