@@ -37,7 +37,6 @@ from refusalkit.chat._safety import (
 )
 from refusalkit.chat._scrub import Scrubber, redact_text
 from refusalkit.chat._surface import (
-    REFUSAL_PREFIX,
     REFUSAL_SEPARATOR,
     Identity,
     Refusal,
@@ -61,7 +60,6 @@ __all__ = [
     "DEFAULT_ETHICS_PACK_PATH",
     "ETHICS_PACK_SCHEMA",
     "ETHICS_PREDICATES",
-    "REFUSAL_PREFIX",
     "REFUSAL_SEPARATOR",
     "SAFETY_BOUNDARIES",
     "SAFETY_PACK_PATH",

@@ -4,7 +4,12 @@ Decisions, why-trail steps, requests, actions and reason codes, canonical JSON a
 """
 
 from refusalkit.model._canonical import canonical_json
-from refusalkit.model._codes import REASON_CODES_VERSION, Action, ReasonCode
+from refusalkit.model._codes import (
+    REASON_CODES_VERSION,
+    TYPED_REFUSAL_PREFIX,
+    Action,
+    ReasonCode,
+)
 from refusalkit.model._decision import (
     DECISION_SCHEMA,
     Decision,
@@ -19,6 +24,7 @@ from refusalkit.model._request import Request, parse_request
 __all__ = [
     "DECISION_SCHEMA",
     "REASON_CODES_VERSION",
+    "TYPED_REFUSAL_PREFIX",
     "Action",
     "Decision",
     "EngineRef",

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["REASON_CODES_VERSION", "Action", "ReasonCode"]
+__all__ = ["REASON_CODES_VERSION", "TYPED_REFUSAL_PREFIX", "Action", "ReasonCode"]
 
 REASON_CODES_VERSION = 1
+
+TYPED_REFUSAL_PREFIX = "I cannot proceed \u2014 boundary violated: "
+"""How a typed refusal begins (docs/design/chat.md, Typed refusal): the chat loop writes it and
+the provenance ``typed-prefix`` judge reads it, so both take it from here."""
 
 
 class Action(enum.StrEnum):

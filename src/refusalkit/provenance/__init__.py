@@ -22,7 +22,6 @@ from refusalkit.provenance._execute import arun_calibration, run_calibration
 from refusalkit.provenance._html import render_html
 from refusalkit.provenance._importers import STARTER_SET_NAME, import_xstest, starter_set
 from refusalkit.provenance._judges import (
-    TYPED_REFUSAL_PREFIX,
     Judge,
     Judgement,
     JudgeRef,
@@ -59,7 +58,6 @@ __all__ = [
     "DRIFT_SCHEMA",
     "RUN_SCHEMA",
     "STARTER_SET_NAME",
-    "TYPED_REFUSAL_PREFIX",
     "Baseline",
     "CalibrationPrompt",
     "CalibrationRun",

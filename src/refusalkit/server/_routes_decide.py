@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Annotated, Any
 
+import orjson
 from fastapi import APIRouter, Depends, Request, Response
 from starlette.types import Send
 
@@ -21,7 +22,6 @@ from refusalkit.model import Decision
 from refusalkit.server._auth import require
 from refusalkit.server._errors import ApiError, ErrorCode
 from refusalkit.server._journal_io import Entry
-from refusalkit.server._jsonio import JSONDecodeError, dumps, loads
 from refusalkit.server._keys import ApiKey, Scope
 from refusalkit.server._models import BatchResponseModel, DecisionModel, ErrorModel
 from refusalkit.server._service import Service
@@ -78,8 +78,8 @@ async def _journal(service: Service, entries: list[Entry]) -> list[int]:
 def _decide_one(service: Service, body: bytes) -> Decision:
     point = service.pack.point
     try:
-        request = loads(body)
-    except JSONDecodeError:
+        request = orjson.loads(body)
+    except orjson.JSONDecodeError:
         return point.decide_line(body)
     return point.decide(request)
 
@@ -151,8 +151,8 @@ async def answer_decide(service: Service, body: bytes) -> Answer:
 
 def _batch_items(service: Service, body: bytes) -> list[Any]:
     try:
-        data = loads(body)
-    except JSONDecodeError as exc:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
         raise ApiError(
             422,
             ErrorCode.INVALID_REQUEST,
@@ -209,5 +209,5 @@ async def answer_batch(service: Service, body: bytes) -> Answer:
 def _batch_body(decisions: list[bytes], indices: list[int]) -> bytes:
     """``{"decisions": [...], "indices": [...]}`` with each decision as its journal entry bytes."""
     return b"".join(
-        (b'{"decisions":[', b",".join(decisions), b'],"indices":', dumps(indices), b"}")
+        (b'{"decisions":[', b",".join(decisions), b'],"indices":', orjson.dumps(indices), b"}")
     )
