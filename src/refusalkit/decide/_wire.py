@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import orjson
 
+from refusalkit._bounded import BoundedCache
 from refusalkit.model import Decision, canonical_json
 
 __all__ = ["DecisionEncoder"]
@@ -40,17 +41,16 @@ class _Fragments:
     __slots__ = ("_entries",)
 
     def __init__(self) -> None:
-        self._entries: dict[int, tuple[object, orjson.Fragment]] = {}
+        self._entries: BoundedCache[int, tuple[object, orjson.Fragment]] = BoundedCache(
+            _CACHE_LIMIT
+        )
 
     def get(self, record: object) -> orjson.Fragment:
         hit = self._entries.get(id(record))
         if hit is not None and hit[0] is record:
             return hit[1]
         fragment = _Fragment(canonical_json(record.to_dict()))  # type: ignore[attr-defined]
-        if len(self._entries) >= _CACHE_LIMIT:
-            self._entries.clear()
-        self._entries[id(record)] = (record, fragment)
-        return fragment
+        return self._entries.put(id(record), (record, fragment))[1]
 
 
 class DecisionEncoder:
