@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from refusalkit.chat import ChatRuntime, LogRefusalSink, ToolCall, redact_text
+from refusalkit.chat import ChatRuntime, LogRefusalSink, ToolCall
+from refusalkit.chat._scrub import redact_text
 from refusalkit.cli import app
 from refusalkit.errors import ResponderError
 from refusalkit.journal import open_journal

@@ -10,15 +10,8 @@ from typing import Any
 
 import pytest
 
-from refusalkit.chat import (
-    ChatRuntime,
-    Identity,
-    LastRefusal,
-    LogRefusalSink,
-    Memory,
-    Reply,
-    ToolCall,
-)
+from refusalkit.chat import ChatRuntime, Identity, LogRefusalSink, Reply, ToolCall
+from refusalkit.chat._verdict import LastRefusal, Memory
 from refusalkit.decide import DecisionPoint, load_pack
 from refusalkit.errors import ResponderError
 from refusalkit.examples import example_path

@@ -7,14 +7,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from refusalkit.chat import (
-    EthicsVerdict,
-    PredicateResult,
-    SafetyVerdict,
-    build_refusal,
-    inject_hedge,
-    refusal_tags,
-)
+from refusalkit.chat import EthicsVerdict, PredicateResult, SafetyVerdict
+from refusalkit.chat._surface import build_refusal, inject_hedge, refusal_tags
 from refusalkit.model import TYPED_REFUSAL_PREFIX, PolicyRef
 
 PACK = PolicyRef("p", "v1", "sha256:" + "0" * 64)

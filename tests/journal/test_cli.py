@@ -13,12 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from refusalkit.cli import app
-from refusalkit.journal import (
-    NoteVerifier,
-    leaf_hash,
-    root_of_leaves,
-    verify_inclusion,
-)
+from refusalkit.journal import NoteVerifier, leaf_hash, verify_inclusion
+from refusalkit.journal._tree import root_of_leaves
 from refusalkit.keyring import Keyring, default_keyring_path
 from refusalkit.model import canonical_json
 

@@ -17,11 +17,11 @@ from refusalkit.journal import (
     leaf_hash,
     open_checkpoint,
     open_journal,
-    root_of_leaves,
     verify_consistency,
     verify_inclusion,
     verify_receipt,
 )
+from refusalkit.journal._tree import root_of_leaves
 from refusalkit.keyring import Keyring
 from refusalkit.model import canonical_json
 

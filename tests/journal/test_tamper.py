@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from refusalkit.errors import VerificationError
-from refusalkit.journal import Checkpoint, leaf_hash, open_journal, sign_checkpoint
+from refusalkit.journal import Checkpoint, leaf_hash, open_journal
+from refusalkit.journal._checkpoint import sign_checkpoint
 from refusalkit.journal._store import node_row, plan_nodes
 from refusalkit.keyring import Keyring
 from refusalkit.model import canonical_json

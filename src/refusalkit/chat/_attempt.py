@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from refusalkit import __version__
+from refusalkit._version import __version__
 from refusalkit.chat._safety import SAFETY_BOUNDARIES
 from refusalkit.chat._scrub import Scrubber
 from refusalkit.chat._surface import Refusal

@@ -15,7 +15,7 @@ from refusalkit.decide._attest import mint_token, public_key_from_seed
 from refusalkit.decide._cases import CaseResult, load_cases, run_cases
 from refusalkit.decide._engine import DecisionPoint
 from refusalkit.decide._explain import decide_lines, explain
-from refusalkit.decide._pack import Pack, load_pack, pack_digest
+from refusalkit.decide._pack import Pack, load_pack
 from refusalkit.decide._wire import DecisionEncoder
 
 __all__ = [
@@ -28,7 +28,6 @@ __all__ = [
     "load_cases",
     "load_pack",
     "mint_token",
-    "pack_digest",
     "public_key_from_seed",
     "run_cases",
 ]

@@ -14,35 +14,19 @@ checkable offline, and stores for SQLite (default, one file) and PostgreSQL (sev
 
 from __future__ import annotations
 
-from refusalkit.journal._bundle import BUNDLE_SCHEMA, export_bundle, verify_bundle
-from refusalkit.journal._checkpoint import (
-    Checkpoint,
-    open_checkpoint,
-    parse_checkpoint_body,
-    sign_checkpoint,
-)
+from refusalkit.journal._bundle import export_bundle, verify_bundle
+from refusalkit.journal._checkpoint import Checkpoint, open_checkpoint
 from refusalkit.journal._journal import Journal, open_journal
-from refusalkit.journal._note import NoteSignature, NoteVerifier, OpenedNote, open_note, sign_note
-from refusalkit.journal._receipt import RECEIPT_SCHEMA, Receipt, verify_receipt
+from refusalkit.journal._note import NoteVerifier, OpenedNote, open_note
+from refusalkit.journal._receipt import Receipt, verify_receipt
 from refusalkit.journal._records import decision_fields
 from refusalkit.journal._time import normalise_time
-from refusalkit.journal._tree import (
-    EMPTY_ROOT,
-    leaf_hash,
-    node_hash,
-    root_of_leaves,
-    verify_consistency,
-    verify_inclusion,
-)
+from refusalkit.journal._tree import leaf_hash, verify_consistency, verify_inclusion
 from refusalkit.journal._verify import VerifyReport
 
 __all__ = [
-    "BUNDLE_SCHEMA",
-    "EMPTY_ROOT",
-    "RECEIPT_SCHEMA",
     "Checkpoint",
     "Journal",
-    "NoteSignature",
     "NoteVerifier",
     "OpenedNote",
     "Receipt",
@@ -50,15 +34,10 @@ __all__ = [
     "decision_fields",
     "export_bundle",
     "leaf_hash",
-    "node_hash",
     "normalise_time",
     "open_checkpoint",
     "open_journal",
     "open_note",
-    "parse_checkpoint_body",
-    "root_of_leaves",
-    "sign_checkpoint",
-    "sign_note",
     "verify_bundle",
     "verify_consistency",
     "verify_inclusion",

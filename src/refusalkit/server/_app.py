@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from refusalkit import __version__
+from refusalkit._version import __version__
 from refusalkit.keyring import Keyring
 from refusalkit.server import _routes_decide, _routes_journal, _routes_ops, _ui
 from refusalkit.server._config import CONFIG_ENV, ServiceConfig
