@@ -1,8 +1,7 @@
 """Index columns of a record: the inlined ``index_fields`` equals a plain reading of its rules.
 
 The reference below states the rules one field at a time (docs/design/decision.md decisions, a
-nested
-``decision`` as in a chat TurnEvent, the first string among the time keys); hypothesis draws
+nested ``decision`` as in a chat TurnEvent, the first string among the time keys); hypothesis draws
 records with every field missing, a string, or some other JSON value.
 """
 

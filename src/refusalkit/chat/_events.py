@@ -3,10 +3,9 @@
 Every turn emits one event, the stub path (guarding a recorded articulation) and a failing
 responder included: which surface was selected and why, the verdicts, the hedge, the refusal tags,
 and keyed digests (HMAC-SHA256, docs/design/decision.md) of the input and the surfaces: a holder of
-the
-transcript and the key can prove what was said, a reader of the log cannot test guesses of a short
-input ("my PIN is 4821"). Raw text appears only when the deployment opts in (``record_text``). The
-event's RFC 8785 form is what the journal stores.
+the transcript and the key can prove what was said, a reader of the log cannot test guesses of a
+short input ("my PIN is 4821"). Raw text appears only when the deployment opts in (``record_text``).
+The event's RFC 8785 form is what the journal stores.
 """
 
 from __future__ import annotations

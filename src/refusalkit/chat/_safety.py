@@ -1,8 +1,7 @@
 """The fixed safety pack: five boundaries, loaded fail-closed against a digest pinned in code.
 
 docs/design/chat.md: the safety pack is never swappable; a missing, unreadable or altered pack file
-stops
-the runtime from starting (``SafetyPackError``). The pack file names the boundaries; their
+stops the runtime from starting (``SafetyPackError``). The pack file names the boundaries; their
 predicates live here, one function each.
 """
 

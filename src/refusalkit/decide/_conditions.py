@@ -333,8 +333,8 @@ def compile_condition(spec: Any, *, hide_values: bool = False) -> Condition:
     ``hide_values``: the field's class is not ``reveal: true``, so the trail texts of ``==`` and
     ``in`` count their literals instead of quoting them (a quoted literal that matched would
     be the request's value in clear, docs/design/decision.md Redaction). Patterns (``glob``,
-    ``regex``,
-    ``prefix``, ``cidr``) and ``range`` bounds are shown: they describe values, they are not one.
+    ``regex``, ``prefix``, ``cidr``) and ``range`` bounds are shown: they describe values, they are
+    not one.
     """
     if not isinstance(spec, Mapping):
         check, tests, false_text = _equal_op(spec, hide_values)

@@ -3,8 +3,8 @@ Conditions).
 
 A glob matches the whole value, newlines included. ``?`` is one character other than ``/``;
 ``[...]`` is not special (paths contain brackets). ``**/`` also matches no directory at all, so
-``**/.env`` matches ``.env``.
-Common shapes (literal, ``prefix/**``, ``**/name``) get a string-method fast path; the rest run on
+``**/.env`` matches ``.env``. Common shapes (literal, ``prefix/**``, ``**/name``) get a
+string-method fast path; the rest run on
 RE2, which is linear in the input whatever the pattern.
 """
 

@@ -1,8 +1,8 @@
 """What the journal indexes of each record, so that ``query`` and ``stats`` need no JSON parsing.
 
 The entry bytes are the record's RFC 8785 form (docs/design/journal.md); these columns are a
-convenience
-copy taken from the same record and are never hashed. Decisions (docs/design/decision.md) give
+convenience copy taken from the same record and are never hashed. Decisions
+(docs/design/decision.md) give
 every field;
 other record kinds give what they have (a nested ``decision`` counts, as in a chat TurnEvent).
 """

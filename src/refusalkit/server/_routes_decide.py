@@ -8,8 +8,7 @@ serve an app mounted without the fast path). A check added there applies to both
 
 The body is read raw and parsed once; anything that is not a well-formed request is still decided
 (``deny`` + ``unavailable``, docs/design/policy.md). Decisions are journaled before the answer is
-sent; when
-the journal cannot take them, the answer is 503 and nothing is allowed (fail closed).
+sent; when the journal cannot take them, the answer is 503 and nothing is allowed (fail closed).
 """
 
 from __future__ import annotations
