@@ -13,16 +13,31 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CHECKED = ["src", "tests", "docs", "bench", "examples", "README.md", "CONTRIBUTING.md",
-           "CHANGELOG.md", "pyproject.toml", ".ci"]
+CHECKED = [
+    "src",
+    "tests",
+    "docs",
+    "bench",
+    "examples",
+    "README.md",
+    "CONTRIBUTING.md",
+    "CHANGELOG.md",
+    "pyproject.toml",
+    ".ci",
+]
 SUFFIXES = {".py", ".md", ".toml", ".yaml", ".yml", ".txt", ".html", ".cfg", ".ini", ""}
 # Spelled in pieces so that this file does not match itself.
-OUTSIDE = re.compile("|".join([
-    "DESIGN" + r"\.md",
-    r"\.\./" + "shared",
-    r"\bissues?\s+#?\d+",
-    r"\bissue\s*#\d+",
-]), re.IGNORECASE)
+OUTSIDE = re.compile(
+    "|".join(
+        [
+            "DESIGN" + r"\.md",
+            r"\.\./" + "shared",
+            r"\bissues?\s+#?\d+",
+            r"\bissue\s*#\d+",
+        ]
+    ),
+    re.IGNORECASE,
+)
 
 
 def checked_files() -> list[Path]:
@@ -34,9 +49,14 @@ def checked_files() -> list[Path]:
         if base.is_file():
             out.append(base)
         elif base.is_dir():
-            out += [p for p in base.rglob("*") if p.is_file() and p.suffix in SUFFIXES
-                    and not {"vectors", "__pycache__", "results"} & set(p.parts)
-                    and not any(part.startswith(".") for part in p.relative_to(base).parts)]
+            out += [
+                p
+                for p in base.rglob("*")
+                if p.is_file()
+                and p.suffix in SUFFIXES
+                and not {"vectors", "__pycache__", "results"} & set(p.parts)
+                and not any(part.startswith(".") for part in p.relative_to(base).parts)
+            ]
     return sorted(out)
 
 
@@ -46,8 +66,13 @@ def citations(text: str) -> list[str]:
 
 
 def test_the_pattern_catches_each_kind() -> None:
-    for line in ("see DESIGN" + ".md §2", "copied from ../" + "shared/data", "(issue" + " 6)",
-                 "Issue" + " #12", "issues" + " 3 and 4"):
+    for line in (
+        "see DESIGN" + ".md §2",
+        "copied from ../" + "shared/data",
+        "(issue" + " 6)",
+        "Issue" + " #12",
+        "issues" + " 3 and 4",
+    ):
         assert citations(line), line
     assert not citations("docs/design/policy.md (Conditions); an issue with numbers like 6")
 
@@ -60,8 +85,16 @@ def test_no_citation_leaves_the_repository(path: Path) -> None:
 
 def test_design_pages_exist_for_every_part() -> None:
     pages = {p.stem for p in (ROOT / "docs" / "design").glob("*.md")}
-    assert {"README", "architecture", "decision", "policy", "journal", "chat", "provenance",
-            "service"} <= pages
+    assert {
+        "README",
+        "architecture",
+        "decision",
+        "policy",
+        "journal",
+        "chat",
+        "provenance",
+        "service",
+    } <= pages
 
 
 def test_design_links_resolve() -> None:
@@ -70,6 +103,7 @@ def test_design_links_resolve() -> None:
     broken = []
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
         targets = link.findall(page.read_text(encoding="utf-8"))
-        broken += [f"{page.relative_to(ROOT)} -> {t}" for t in targets
-                   if not (page.parent / t).is_file()]
+        broken += [
+            f"{page.relative_to(ROOT)} -> {t}" for t in targets if not (page.parent / t).is_file()
+        ]
     assert broken == []

@@ -86,9 +86,7 @@ def test_inserted_entry(
 ) -> None:
     raw_sql("UPDATE journal_entry SET idx = -(idx + 1) WHERE idx >= 11")
     raw_sql("UPDATE journal_entry SET idx = -idx WHERE idx < 0")
-    raw_sql(
-        "INSERT INTO journal_entry (idx, data) VALUES (?, ?)", 11, canonical_json(decision(99))
-    )
+    raw_sql("INSERT INTO journal_entry (idx, data) VALUES (?, ?)", 11, canonical_json(decision(99)))
     assert _first_bad(journal_at, keyring).index == 11
 
 

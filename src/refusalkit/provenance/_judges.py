@@ -27,7 +27,6 @@ __all__ = [
 ]
 
 
-
 @dataclass(frozen=True, slots=True)
 class Judgement:
     """A judge's verdict on one response; ``detail`` says why, e.g. ``full-refusal:decline``."""
