@@ -21,6 +21,7 @@ from refusalkit.decide import DecisionPoint, Pack
 from refusalkit.keyring import Keyring
 from refusalkit.model import Action, Decision, ReasonCode, canonical_json
 from support.reference_glob import reference_glob
+from support.strategies import json_values
 
 KEYRING = Keyring.generate()
 FIELDS = ["tool", "args.path", "args.n", "args.host", "caller.agent", "input", "args.deep.x"]
@@ -32,9 +33,10 @@ scalars = (
         ["fs.write", "fs.read", "/workspace/a", "/etc/passwd", "10.0.0.1", "coder", "", "é"]
     )
 )
-json_values = st.recursive(
+values = json_values(
     scalars | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
-    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
+    keys=st.text(max_size=5),
+    max_size=3,
     max_leaves=10,
 )
 
@@ -62,12 +64,12 @@ requests = st.one_of(
     st.fixed_dictionaries(
         {"tool": st.sampled_from(["fs.write", "fs.read", "shell.run"])},
         optional={
-            "args": st.dictionaries(st.sampled_from(["path", "n", "host", "deep"]), json_values),
+            "args": st.dictionaries(st.sampled_from(["path", "n", "host", "deep"]), values),
             "caller": st.fixed_dictionaries({}, optional={"agent": scalars, "session": scalars}),
-            "input": json_values,
+            "input": values,
         },
     ),
-    json_values,
+    values,
 )
 
 

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from refusalkit.model import canonical_json
 from refusalkit.model._canonical import ENCODERS, canonicalizer
+from support.strategies import json_values, plain_json
 
 Canonical = Callable[[Any], bytes]
 
@@ -104,13 +105,8 @@ _json = st.recursive(
     ),
     max_leaves=30,
 )
-_anything = st.recursive(
-    _scalars | _odd,
-    lambda inner: (
-        st.lists(inner, max_size=4)
-        | st.dictionaries(_keys | st.integers(0, 3) | st.none(), inner, max_size=4)
-    ),
-    max_leaves=20,
+_anything = json_values(
+    _scalars | _odd, keys=_keys | st.integers(0, 3) | st.none(), max_size=4, max_leaves=20
 )
 
 
@@ -135,13 +131,7 @@ def test_same_bytes_or_same_error_on_odd_values(canonical: Canonical, value: Any
     _check(canonical, value)
 
 
-_plain = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.text(),
-    lambda inner: (
-        st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=5)
-    ),
-    max_leaves=30,
-)
+_plain = plain_json
 
 
 @_each_encoder
