@@ -25,7 +25,7 @@ CHECKED = [
     "pyproject.toml",
     ".ci",
 ]
-SUFFIXES = {".py", ".md", ".toml", ".yaml", ".yml", ".txt", ".html", ".cfg", ".ini", ""}
+SUFFIXES = {".py", ".md", ".toml", ".yaml", ".yml", ".json", ".txt", ".html", ".cfg", ".ini", ""}
 # Spelled in pieces so that this file does not match itself.
 OUTSIDE = re.compile(
     "|".join(
@@ -42,7 +42,8 @@ OUTSIDE = re.compile(
 
 def checked_files() -> list[Path]:
     """Text files a reader of the repository reads (third-party vectors and hidden, untracked
-    directories such as a benchmark's private venv excluded)."""
+    directories such as a benchmark's private venv excluded; our own JSON, such as the schemas
+    and the safety pack, included)."""
     out: list[Path] = []
     for name in CHECKED:
         base = ROOT / name
@@ -58,6 +59,12 @@ def checked_files() -> list[Path]:
                 and not any(part.startswith(".") for part in p.relative_to(base).parts)
             ]
     return sorted(out)
+
+
+def _third_party(path: Path) -> bool:
+    """Published vectors and data sets, copied unmodified (each directory under tests/vectors)."""
+    parts = path.relative_to(ROOT).parts
+    return parts[:2] == ("tests", "vectors") and len(parts) > 3
 
 
 def citations(text: str) -> list[str]:

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 SAFETY_PACK_PATH = Path(__file__).resolve().parent / "packs" / "safety-v1.json"
-SAFETY_PACK_SHA256 = "8c300ffd8be3d0f7d1eba58a18bd759c5023df43db55a62b78e1242537b513ab"
+SAFETY_PACK_SHA256 = "fffabe7946c9935653b0976ed9847905931c96b41fb975d79f2429ce34763e3c"
 SAFETY_BOUNDARIES = (
     "no_secret_disclosure",
     "no_private_data_exposure",
