@@ -201,3 +201,16 @@ def test_lazy_exports_are_the_parts_own_objects() -> None:
 
 def test_package_is_typed() -> None:
     assert files("refusalkit").joinpath("py.typed").is_file()
+
+
+def test_the_version_has_one_source() -> None:
+    """pyproject.toml takes the version from src/refusalkit/_version.py (hatch), so the installed
+    metadata, ``refusalkit.__version__`` and the engine's version agree."""
+    import tomllib  # noqa: PLC0415
+    from importlib.metadata import version  # noqa: PLC0415
+
+    project = tomllib.loads((SRC.parent.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in project["project"]
+    assert project["project"]["dynamic"] == ["version"]
+    assert project["tool"]["hatch"]["version"]["path"] == "src/refusalkit/_version.py"
+    assert version("refusalkit") == refusalkit.__version__
