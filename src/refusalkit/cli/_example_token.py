@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from refusalkit.cli._common import err_console
-from refusalkit.cli._decide import keys_app
+from refusalkit.cli._keys import keys_app
 from refusalkit.decide import mint_token
 from refusalkit.examples import example_path
 

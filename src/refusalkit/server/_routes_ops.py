@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from refusalkit.server._auth import bearer_key, require
+from refusalkit.server._auth import bearer_token, require
 from refusalkit.server._errors import ApiError, ErrorCode
 from refusalkit.server._keys import ApiKey, Scope
 from refusalkit.server._models import ErrorModel, HealthModel, ReadyModel, ReloadModel
@@ -102,5 +102,5 @@ async def admin_reload(
 async def openapi(request: Request) -> JSONResponse:
     """The OpenAPI document (any valid key)."""
     service: Service = request.app.state.service
-    service.auth.identify(bearer_key(request.headers.get("authorization")))
+    service.auth.identify(bearer_token(request.headers.get("authorization")))
     return JSONResponse(request.app.openapi())
