@@ -40,7 +40,8 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "refusalkit.errors": [
         "CalibrationError", "CalibrationSetError", "ChatError", "ComparisonError",
-        "EthicsPackError", "JournalError", "KeyringError", "PolicyError", "ProofError",
+        "EthicsPackError", "JournalError", "KeyringError", "MissingExtraError", "PolicyError",
+        "ProofError",
         "RefusalkitError", "RequestError", "ResponderError", "RunnerError", "SafetyPackError",
         "ServiceError", "StoreError", "UsageError", "VerificationError",
     ],
