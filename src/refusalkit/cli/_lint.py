@@ -1,21 +1,19 @@
-"""``refusalkit policy lint PACK``: warnings about a valid pack (docs/policy.md, Lint).
+"""Printing lint warnings for ``policy check`` and ``policy lint`` (docs/policy.md, Lint).
 
-Exit codes: 0 (warnings or not); 1 with ``--strict`` when there is a warning; 2 for a pack
-that does not load. ``policy check`` prints the same warnings after its summary.
+``policy lint`` exits 0 (warnings or not), 1 with ``--strict`` when there is a warning, 2 for a
+pack that does not load. ``policy check`` prints the same warnings, on stderr, after its summary.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
 
 import typer
 
-from refusalkit.cli._decide import policy_app
 from refusalkit.decide import LintWarning, lint_pack, lint_text
 
-__all__ = ["policy_lint", "print_warnings"]
+__all__ = ["print_warnings", "run_lint"]
 
 
 def print_warnings(warnings: list[LintWarning], *, err: bool = True) -> None:
@@ -24,13 +22,8 @@ def print_warnings(warnings: list[LintWarning], *, err: bool = True) -> None:
         typer.echo(line, err=err)
 
 
-@policy_app.command("lint")
-def policy_lint(
-    pack_path: Annotated[Path, typer.Argument(metavar="PACK", help="Policy pack (YAML or JSON).")],
-    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on any warning.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the warnings as JSON.")] = False,
-) -> None:
-    """Warn about rules that cannot do their job: never match, shadowed, broad, raw paths."""
+def run_lint(pack_path: Path, *, strict: bool, as_json: bool) -> None:
+    """Lint ``pack_path`` and print the warnings (or JSON); exit 1 under ``strict`` if any."""
     _, warnings = lint_pack(pack_path)
     if as_json:
         typer.echo(json.dumps([w.to_dict() for w in warnings], indent=2))

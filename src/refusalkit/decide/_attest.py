@@ -1,5 +1,5 @@
 """Attestation: the caller proves who it is with a compact JWS (RFC 7515 §7.1), alg EdDSA
-(RFC 8037), signed by a key the pack trusts (DESIGN.md §2, stage ``@attestation``).
+(RFC 8037), signed by a key the pack trusts (docs/design/policy.md, stage ``@attestation``).
 
 Checks, in order: a string token in compact form; header ``alg`` = ``EdDSA`` and a ``kid`` the
 pack lists; a valid signature (``joserfc``); a strict JSON object payload (no duplicate claim,
@@ -22,7 +22,8 @@ from joserfc import jws
 from joserfc.errors import JoseError
 from joserfc.jwk import OKPKey
 
-from refusalkit.decide._quiet import warnings_as
+from refusalkit._bounded import BoundedCache
+from refusalkit.decide._warnings import warnings_as
 
 __all__ = ["AttestationResult", "Attestor", "mint_token", "public_key_from_seed"]
 
@@ -94,7 +95,7 @@ class Attestor:
             kid: OKPKey.import_key({"kty": "OKP", "crv": "Ed25519", "x": _b64url(raw)})
             for kid, raw in trusted_keys.items()
         }
-        self._cache: dict[str, tuple[str, dict[str, Any]]] = {}
+        self._cache: BoundedCache[str, tuple[str, dict[str, Any]]] = BoundedCache(_CACHE_LIMIT)
 
     def verify(self, token: Any, agent: Any, now: float | None = None) -> AttestationResult:
         """Check ``token`` for ``agent`` at ``now`` (Unix seconds; default: the clock)."""
@@ -130,17 +131,14 @@ class Attestor:
         if kid not in self._keys:
             return kid  # the problem
         try:
-            with warnings_as("ignore"):  # joserfc flags "EdDSA" (RFC 9864); §2 names it
+            with warnings_as("ignore"):  # joserfc flags "EdDSA" (RFC 9864); policy.md names it
                 signed = jws.deserialize_compact(token, self._keys[kid], algorithms=["EdDSA"])
         except (JoseError, ValueError, UnicodeDecodeError):
             return "JWS signature does not verify"
         payload = _payload(signed.payload)
         if isinstance(payload, str):
             return payload
-        if len(self._cache) >= _CACHE_LIMIT:
-            self._cache.clear()
-        self._cache[token] = (kid, payload)
-        return kid, payload
+        return self._cache.put(token, (kid, payload))
 
 
 def _payload(raw: bytes) -> dict[str, Any] | str:

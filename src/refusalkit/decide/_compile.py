@@ -1,4 +1,4 @@
-"""Compiling a validated pack once, so that a decision does no parsing (DESIGN.md §2).
+"""Compiling a validated pack once, so that a decision does no parsing (docs/design/policy.md).
 
 Rules become tuples of compiled conditions; each rule's ``tool`` condition is evaluated once per
 distinct tool name (``RuleSet.for_tool``), so a decision only considers the rules that can apply
@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 import jsonschema
 
+from refusalkit._bounded import BoundedCache
 from refusalkit.decide._argschema import ArgSchema, re2_validator, schema_patterns
 from refusalkit.decide._conditions import (
     FALSE,
@@ -144,7 +145,7 @@ class FieldGroup:
         self.base: dict[str, list[tuple[int, int]]] = {}
         self.dirs: dict[str, list[tuple[int, int]]] = {}
         self.subs: dict[str, list[tuple[int, int]]] = {}
-        self.under: dict[str, list[tuple[int, int]]] = {}  # directory part → its ``dir`` hits
+        self.under: BoundedCache[str, list[tuple[int, int]]] = BoundedCache(_CACHE_LIMIT)
 
     def add(self, position: int, spec: CondSpec, index: tuple[tuple[str, str], ...]) -> None:
         """Index a rule's condition; each key lists a rule once, with its first alternative."""
@@ -191,10 +192,7 @@ class FieldGroup:
                 found = dict(hits) if found is None else _merge(found, hits)
             slash = head.find("/", slash + 1)
         listed = list(found.items()) if found is not None else []
-        if len(self.under) >= _CACHE_LIMIT:
-            self.under.clear()
-        self.under[head] = listed
-        return listed
+        return self.under.put(head, listed)
 
 
 def _merge(found: dict[int, int], hits: list[tuple[int, int]]) -> dict[int, int]:
@@ -377,6 +375,26 @@ class CompiledPack:
     rules: RuleSet
 
 
+def _check_classes(classes: Mapping[str, Any], lines: Lines) -> None:
+    """Field-class options that contradict each other are load errors (docs/design/policy.md)."""
+    for name, spec in classes.items():
+        if spec.get("kind") != "path" and ("case_fold" in spec or "windows" in spec):
+            option = "case_fold" if "case_fold" in spec else "windows"
+            raise lines.error(
+                f"{option} is an option of kind: path",
+                ("field_classes", name, option),
+                hint="Add kind: path to the class, or remove the option.",
+            )
+    for name in sorted(k for k, v in classes.items() if v.get("reveal", False)):
+        if classes[name].get("sensitive", False):
+            raise lines.error(
+                f"field class {name!r} is both sensitive and reveal: true",
+                ("field_classes", name),
+                hint="A sensitive class must stay redacted: drop `reveal: true` (or the "
+                "`sensitive` label, if its values may be shown).",
+            )
+
+
 class _Compiler:
     def __init__(self, data: Mapping[str, Any], lines: Lines) -> None:
         self.data = data
@@ -385,14 +403,7 @@ class _Compiler:
         self.classes = {UNCLASSIFIED, *classes}
         self.reveal = frozenset(k for k, v in classes.items() if v.get("reveal", False))
         self.kinds = {k: v for k, v in classes.items() if "kind" in v}
-        for name, spec in classes.items():
-            if spec.get("kind") != "path" and ("case_fold" in spec or "windows" in spec):
-                option = "case_fold" if "case_fold" in spec else "windows"
-                raise lines.error(
-                    f"{option} is an option of kind: path",
-                    ("field_classes", name, option),
-                    hint="Add kind: path to the class, or remove the option.",
-                )
+        _check_classes(classes, lines)
 
     def spec(self, field: str, raw: Any, where: KeyPath, *, every: bool = False) -> CondSpec:
         try:
@@ -403,7 +414,8 @@ class _Compiler:
         shown = field == "tool" or (isinstance(named, str) and named in self.reveal)
         declared = self.kinds.get(named) if isinstance(named, str) else None
         kind = declared.get("kind") if declared is not None else None
-        try:  # a literal of a hidden class is withheld from the test text too (DESIGN.md §1)
+        # a literal of a hidden class is withheld from the test text too (docs/design/decision.md)
+        try:
             cond = compile_condition(raw, hide_values=not shown, kind=kind)
         except ConditionSpecError as exc:
             raise self.lines.error(str(exc), (*where, exc.key) if exc.key else where) from exc

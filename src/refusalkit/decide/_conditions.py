@@ -1,4 +1,4 @@
-"""Conditions compiled once into small three-valued predicates (DESIGN.md §2, Conditions).
+"""Conditions compiled once into small three-valued predicates (docs/design/policy.md, Conditions).
 
 ``Condition.check(value)`` returns a ``Tri`` outcome (``_logic``): ``Tri.FALSE`` when it does not
 hold, ``Tri.UNKNOWN`` when the value has the wrong type for the test, and when it holds the index
@@ -337,8 +337,9 @@ def compile_condition(
 
     ``hide_values``: the field's class is not ``reveal: true``, so the trail texts of ``==`` and
     ``in`` count their literals instead of quoting them (a quoted literal that matched would
-    be the request's value in clear, DESIGN.md §1 Redaction). Patterns (``glob``, ``regex``,
-    ``prefix``, ``cidr``) and ``range`` bounds are shown: they describe values, they are not one.
+    be the request's value in clear, docs/design/decision.md Redaction). Patterns (``glob``,
+    ``regex``, ``prefix``, ``cidr``) and ``range`` bounds are shown: they describe values, they are
+    not one.
 
     ``kind``: the field class's kind. Under ``url`` the value reaching ``cidr`` is a host the
     parser accepted, so a host name is in no network (false), not unknown (docs/policy.md).

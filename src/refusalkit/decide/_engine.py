@@ -1,10 +1,10 @@
-"""The decision point: one request in, one Decision out, never an exception (DESIGN.md §2).
+"""The decision point: one request in, one Decision out, never an exception (docs/design/policy.md).
 
 Stages run in order and the first that refuses decides: ``@attestation``, ``@scope``,
 ``@schema``, the input filters, the rules, ``@default``. Any exception, deadline overrun or
 malformed request yields ``deny`` + ``unavailable`` + ``@unavailable``. Every value written into
 the why-trail is a keyed redaction token unless its field class is ``reveal: true`` or the field is
-``tool`` (DESIGN.md §1, Redaction).
+``tool`` (docs/design/decision.md, Redaction).
 
 The hot path does no parsing and builds only what the Decision holds: steps whose content is
 fully determined (a stage that passed, a rule outcome on the same value) are built once and
@@ -25,17 +25,18 @@ from typing import Any, NamedTuple, cast
 from jsonschema.exceptions import best_match
 from rfc8785 import IntegerDomainError
 
-import refusalkit
+from refusalkit._bounded import BoundedCache
+from refusalkit._version import __version__
 from refusalkit.decide._attest import Attestor
 from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, Plan, ToolRule
 from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN
-from refusalkit.decide._fast import FastMac, canonical_bytes, stamp
 from refusalkit.decide._fields import MISSING, element_path, run_steps
 from refusalkit.decide._logic import Severity, Tri
 from refusalkit.decide._pack import Pack
 from refusalkit.decide._records import make_decision, make_step, make_subject
 from refusalkit.decide._schemapath import schema_field, schema_pointer
-from refusalkit.decide._trail import MESSAGES, STAGE_CODES, failure_step
+from refusalkit.decide._stages import MESSAGES, STAGE_CODES, failure_step
+from refusalkit.decide._stamps import stamp
 from refusalkit.errors import RequestError
 from refusalkit.keyring import Keyring
 from refusalkit.model import (
@@ -47,6 +48,7 @@ from refusalkit.model import (
     WhyStep,
     parse_request,
 )
+from refusalkit.model import canonical_json as canonical_bytes
 from refusalkit.redact import value_text
 
 __all__ = ["DecisionPoint"]
@@ -282,7 +284,7 @@ def _request_parts(request: Any) -> tuple[str, Mapping[str, Any], Mapping[str, A
 
 
 class DecisionPoint:
-    """Decides requests against one compiled pack with one redaction key (DESIGN.md §2).
+    """Decides requests against one compiled pack with one redaction key (docs/design/policy.md).
 
     ``decide`` and ``decide_line`` never raise. ``deadline_ms`` bounds one decision: a decision
     that takes longer is replaced by ``deny`` + ``unavailable`` (fail closed). Safe to share
@@ -309,9 +311,9 @@ class DecisionPoint:
     def __init__(self, pack: Pack, keyring: Keyring, deadline_ms: float = 50.0) -> None:
         self.pack = pack
         self._compiled = pack.compiled
-        self._redactor = FastMac(keyring)
+        self._redactor = keyring.redactor()
         self._policy = pack.ref
-        self._engine = EngineRef("refusalkit", refusalkit.__version__)
+        self._engine = EngineRef("refusalkit", __version__)
         self._deadline_ms = deadline_ms
         self._deadline = deadline_ms / 1000.0
         att = pack.compiled.attestation
@@ -323,9 +325,9 @@ class DecisionPoint:
             or compiled.tool_schemas
             or compiled.filters
         )
-        self._tokens: dict[str, dict[str, str]] = {}
-        self._subjects: dict[tuple[Any, Any], Subject] = {}
-        self._steps: dict[Any, WhyStep] = {}
+        self._tokens: dict[str, BoundedCache[str, str]] = {}
+        self._subjects: BoundedCache[tuple[Any, Any], Subject] = BoundedCache(_CACHE_LIMIT)
+        self._steps: BoundedCache[Any, WhyStep] = BoundedCache(_CACHE_LIMIT)
         self._last_token = ("", "", "")
         effect = compiled.default.value
         self._default_steps = tuple(
@@ -349,9 +351,10 @@ class DecisionPoint:
             request = json.loads(text, parse_constant=_no_constant)
         except json.JSONDecodeError as exc:
             problem = f"{where}not JSON ({exc.msg} at column {exc.colno})"
-            return self._failed(None, problem, raw=line)
+            return self._failed(None, problem, raw=line, rejected=True)
         except (ValueError, RecursionError) as exc:  # includes UnicodeDecodeError
-            return self._failed(None, f"{where}not JSON ({type(exc).__name__})", raw=line)
+            problem = f"{where}not JSON ({type(exc).__name__})"
+            return self._failed(None, problem, raw=line, rejected=True)
         return self._guarded(request, start, line_number)
 
     # -- the decision -------------------------------------------------------------------------
@@ -368,7 +371,7 @@ class DecisionPoint:
     def _error(self, request: Any, exc: Exception, line_number: int | None) -> Decision:
         if isinstance(exc, RequestError):
             problem = f"{_where(line_number)}malformed request: {exc.message}"
-            return self._failed(request, problem)
+            return self._failed(request, problem, rejected=True)
         log.warning("decision failed closed: %s", type(exc).__name__)
         problem = f"{_where(line_number)}internal error ({type(exc).__name__})"
         return self._failed(request, problem)
@@ -655,9 +658,7 @@ class DecisionPoint:
                     test=test,
                     missing=outcome == UNKNOWN,
                 )
-                if len(cache) >= _CACHE_LIMIT:
-                    cache.clear()
-                cache[key] = step
+                cache.put(key, step)
             return step
         missing = value is _MISSING
         shown = self._shown(spec, value)
@@ -722,28 +723,20 @@ class DecisionPoint:
             return self._redactor.token(field_class, value)
         cache = self._tokens.get(field_class)
         if cache is None:
-            cache = self._tokens[field_class] = {}
+            cache = self._tokens[field_class] = BoundedCache(_CACHE_LIMIT)
         token = cache.get(value)
         if token is None:
-            token = self._redactor.token(field_class, value)
-            if len(cache) >= _CACHE_LIMIT:
-                cache.clear()
-            cache[value] = token
+            token = cache.put(value, self._redactor.token(field_class, value))
         return token
 
     def _remember(self, key: Any, step: WhyStep) -> None:
-        if len(self._steps) >= _CACHE_LIMIT:
-            self._steps.clear()
-        self._steps[key] = step
+        self._steps.put(key, step)
 
     def _subject(self, agent: Any, session: Any) -> Subject:
         key = (agent if type(agent) is str else None, session if type(session) is str else None)
         subject = self._subjects.get(key)
         if subject is None:
-            subject = make_subject(_encodable(key[0]), _encodable(key[1]))
-            if len(self._subjects) >= _CACHE_LIMIT:
-                self._subjects.clear()
-            self._subjects[key] = subject
+            subject = self._subjects.put(key, make_subject(_encodable(key[0]), _encodable(key[1])))
         return subject
 
     # -- failing closed -----------------------------------------------------------------------
@@ -755,8 +748,13 @@ class DecisionPoint:
         *,
         raw: str | bytes | None = None,
         steps: tuple[WhyStep, ...] = (),
+        rejected: bool = False,
     ) -> Decision:
-        """``deny`` + ``unavailable`` + ``@unavailable`` with the problem in the trail."""
+        """``deny`` + ``unavailable`` + ``@unavailable`` with the problem in the trail.
+
+        With ``rejected`` the request itself was malformed (not JSON, no string ``tool``, ...):
+        ``deny`` + ``input-rejected`` + ``@request``, which no retry of the same bytes can change.
+        """
         digest = self._redactor.digest(b"")
         try:
             if raw is not None:
@@ -774,13 +772,14 @@ class DecisionPoint:
             pass
         earlier = tuple(replace(s, decisive=False) for s in steps)
         decision_id, decided_at = stamp()
+        stage = "@request" if rejected else "@unavailable"
         return Decision(
             decision_id,
             Action.DENY,
-            ReasonCode.UNAVAILABLE,
-            "@unavailable",
-            MESSAGES["@unavailable"],
-            (*earlier, failure_step(problem)),
+            STAGE_CODES[stage][1],
+            stage,
+            MESSAGES[stage],
+            (*earlier, failure_step(problem, stage=stage)),
             self._policy,
             self._engine,
             self._subject(agent, session),

@@ -2,8 +2,8 @@
 
 YAML (and JSON, which YAML 1.2 contains) is *composed* into PyYAML nodes, whose marks carry line
 numbers; we build the data from the nodes ourselves so that every key path knows its line,
-duplicate keys are an error, and only JSON types come out (docs/policy.md: errors name file,
-line and key).
+duplicate keys are an error, and only JSON types come out (docs/design/policy.md: errors name
+file, line and key).
 
 Loading is safe against a hostile pack author (docs/policy.md, Safe loading):
 
