@@ -1,10 +1,12 @@
 """The decision point: one request in, one Decision out, never an exception (docs/design/policy.md).
 
 Stages run in order and the first that refuses decides: ``@attestation``, ``@scope``,
-``@schema``, the input filters, the rules, ``@default``. Any exception, deadline overrun or
-malformed request yields ``deny`` + ``unavailable`` + ``@unavailable``. Every value written into
-the why-trail is a keyed redaction token unless its field class is ``reveal: true`` or the field is
-``tool`` (docs/design/decision.md, Redaction).
+``@schema``, the input filters, the rules, ``@default``. Any exception or deadline overrun
+yields ``deny`` + ``unavailable`` + ``@unavailable``; a malformed request (not JSON, no string
+``tool``, ``args``/``caller`` not objects, an integer beyond ±(2**53 - 1)) yields ``deny`` +
+``input-rejected`` + ``@request``. Every value written into the why-trail is a keyed redaction
+token unless its field class is ``reveal: true`` or the field is ``tool`` (docs/design/decision.md,
+Redaction).
 
 The hot path does no parsing and builds only what the Decision holds: steps whose content is
 fully determined (a stage that passed, a rule outcome on the same value) are built once and
@@ -70,7 +72,8 @@ _SEV_AUDIT, _SEV_DENY, _SEV_BLOCK = Severity.AUDIT, Severity.DENY, Severity.BLOC
 # the class, without its Python-level ``__new__`` (about four times the cost).
 _tuple = tuple.__new__
 # Integers beyond I-JSON's exact range (RFC 7493 §2.2) cannot be written by RFC 8785 (§3.2.2.3),
-# so no decision could name the request's digest: refused alike by the library, CLI and service.
+# so no decision could name the request's digest: a malformed request (``@request``), alike in
+# the library, CLI and service.
 _BIG_INTEGER = (
     "an integer beyond ±(2**53 - 1) cannot be recorded exactly (RFC 7493 §2.2); send it as a string"
 )
