@@ -105,8 +105,8 @@ def _check_proofs(data: dict[str, Any], roots: dict[int, Checkpoint]) -> None:
 
 
 _PIN_HINT = (
-    "Pass the verifier key you got from the log's operator: "
-    "`refusalkit journal verify --bundle FILE --public-key NAME+ID+BASE64`."
+    "Pass the verifier key you got from the log's operator: --public-key NAME+ID+BASE64 "
+    "(`trusted=` in `verify_bundle`)."
 )
 
 
