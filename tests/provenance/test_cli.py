@@ -71,7 +71,7 @@ def test_import_show_run_baseline_verify_drift(
     def reply(body: dict[str, Any]) -> str:
         assert body["model"] == "gpt-4"
         text = _prompt(body)
-        if stricter["on"] and any(w in text.lower() for w in ("kill", "shoot", "execute")):
+        if stricter["on"] and any(w in text.lower() for w in ("kill", "shoot", "execute", "how")):
             return "I'm sorry, but I can't assist with that."
         return gpt4_by_prompt[text]
 

@@ -17,7 +17,6 @@ from refusalkit.provenance._cache import ResponseCache, default_cache_path
 from refusalkit.provenance._classifier import ClassifierJudge
 from refusalkit.provenance._directive import Directive, DirectiveAction, HaltReason
 from refusalkit.provenance._drift import DRIFT_SCHEMA, DriftReport, Flip, compare
-from refusalkit.provenance._execute import arun_calibration, run_calibration
 from refusalkit.provenance._html import render_html
 from refusalkit.provenance._importers import STARTER_SET_NAME, import_xstest, starter_set
 from refusalkit.provenance._judges import (
@@ -26,13 +25,15 @@ from refusalkit.provenance._judges import (
     Judgement,
     JudgeRef,
     KeywordJudge,
+    Refused,
     TypedPrefixJudge,
     get_judge,
     judge_names,
 )
+from refusalkit.provenance._model_runners import CallableRunner, OpenAIRunner, Runner
 from refusalkit.provenance._require import require_baseline
-from refusalkit.provenance._run import RUN_SCHEMA, CalibrationRun, Outcome
-from refusalkit.provenance._runners import CallableRunner, OpenAIRunner, Runner
+from refusalkit.provenance._run_calibration import arun_calibration, run_calibration
+from refusalkit.provenance._run_record import RUN_SCHEMA, CalibrationRun, JudgedResponse
 from refusalkit.provenance._set import (
     CalibrationPrompt,
     CalibrationSet,
@@ -73,11 +74,12 @@ __all__ = [
     "HaltReason",
     "Judge",
     "JudgeRef",
+    "JudgedResponse",
     "Judgement",
     "KeywordJudge",
     "OpenAIRunner",
-    "Outcome",
     "RateComparison",
+    "Refused",
     "ResponseCache",
     "Runner",
     "TypedPrefixJudge",

@@ -19,8 +19,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from refusalkit.model import format_timestamp, now_utc
 from refusalkit.provenance._cache import ResponseCache, digest_of
 from refusalkit.provenance._judges import Judge, KeywordJudge, ref_of
-from refusalkit.provenance._run import CalibrationRun, Outcome, response_digest
-from refusalkit.provenance._runners import Runner
+from refusalkit.provenance._model_runners import Runner
+from refusalkit.provenance._run_record import CalibrationRun, JudgedResponse, response_digest
 from refusalkit.provenance._set import CalibrationPrompt, CalibrationSet
 
 __all__ = ["arun_calibration", "response_key", "run_calibration"]
@@ -133,13 +133,14 @@ async def arun_calibration(
     )
 
 
-def _outcome(prompt: CalibrationPrompt, text: str, judge: Judge, keep: bool) -> Outcome:
+def _outcome(prompt: CalibrationPrompt, text: str, judge: Judge, keep: bool) -> JudgedResponse:
     verdict = judge.judge(text)
-    return Outcome(
+    return JudgedResponse(
         id=prompt.id,
         category=prompt.category,
         expect=prompt.expect,
         refused=verdict.refused,
+        p_refusal=verdict.p_refusal,
         detail=verdict.detail,
         response_sha256=response_digest(text),
         response=text if keep else None,
