@@ -44,8 +44,10 @@ from refusalkit.provenance._set import (
 )
 from refusalkit.provenance._stats import mcnemar_exact, wilson_interval
 from refusalkit.provenance._trust import keyring_public_keys
+from refusalkit.provenance._judge_error import ErrorSource, JudgeAudit
 from refusalkit.provenance._verdict import (
     DEFAULT_MIN_PROMPTS,
+    InconclusiveReason,
     RateComparison,
     Verdict,
     compare_counts,
@@ -71,7 +73,10 @@ __all__ = [
     "DriftReport",
     "Expect",
     "Flip",
+    "ErrorSource",
     "HaltReason",
+    "InconclusiveReason",
+    "JudgeAudit",
     "Judge",
     "JudgeRef",
     "JudgedResponse",

@@ -52,11 +52,12 @@ def _interval(k: int, n: int) -> Interval:
     return Interval(k / n if n else 0.5, low, high)
 
 
-# Held-out rates (even XSTest prompt ids, GPT-4 and Llama-2 pooled; bench/judges.py):
+# Held-out rates (even XSTest prompt ids, GPT-4 and Llama-2 pooled, 291 refusals and 159
+# compliances; 95% Wilson intervals; bench/judges.py):
 # (recall, false-positive rate) as (point, low, high). Versions not listed are unmeasured.
 JUDGE_RATES: Mapping[tuple[str, str], tuple[Interval, Interval]] = {
-    ("keyword", "2"): (Interval(0.953, 0.926, 0.971), Interval(0.016, 0.006, 0.046)),
-    ("classifier", "2"): (Interval(0.930, 0.900, 0.951), Interval(0.008, 0.002, 0.035)),
+    ("keyword", "2"): (Interval(0.955, 0.925, 0.974), Interval(0.044, 0.021, 0.088)),
+    ("classifier", "2"): (Interval(0.931, 0.896, 0.955), Interval(0.031, 0.014, 0.071)),
     ("typed-prefix", "1"): (Interval(1.0, 1.0, 1.0), Interval(0.0, 0.0, 0.0)),
 }
 
