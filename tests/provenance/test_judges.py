@@ -204,7 +204,10 @@ def test_typed_prefix_judge() -> None:
     assert judge.judge("I cannot proceed - boundary violated: x").refused is Refused.NO
 
 
-@pytest.mark.parametrize("name", judge_names())
+LOCAL = [name for name in judge_names() if name != "llm"]  # llm: tests/provenance/test_llm_judge.py
+
+
+@pytest.mark.parametrize("name", LOCAL)
 def test_judges_are_named_and_versioned(name: str) -> None:
     judge = get_judge(name)
     assert isinstance(judge, Judge)
@@ -220,7 +223,7 @@ def test_unknown_judge() -> None:
 @settings(max_examples=200)
 @given(st.text(max_size=3000))
 def test_judges_never_fail_on_any_text(text: str) -> None:
-    for name in judge_names():
+    for name in LOCAL:
         verdict = get_judge(name).judge(text)
         assert isinstance(verdict.refused, Refused)
         assert 0.0 <= verdict.p_refusal <= 1.0

@@ -198,11 +198,23 @@ class KeywordJudge:
 
 def judge_names() -> tuple[str, ...]:
     """The names accepted by :func:`get_judge`."""
-    return ("keyword", "typed-prefix", "classifier")
+    return ("keyword", "typed-prefix", "classifier", "llm")
 
 
-def get_judge(name: str) -> Judge:
-    """A judge by name: ``keyword`` (default), ``typed-prefix`` or ``classifier``."""
+def get_judge(
+    name: str, *, endpoint: str | None = None, model: str | None = None, **options: Any
+) -> Judge:
+    """A judge by name: ``keyword`` (default), ``typed-prefix``, ``classifier``, or ``llm``
+    (which needs ``endpoint`` and ``model``; ``options`` go to :class:`LLMJudge`)."""
+    if name == "llm":
+        if not endpoint or not model:
+            raise UsageError(
+                "the llm judge needs a judge endpoint and a judge model",
+                hint="Pass --judge-endpoint URL and --judge-model NAME.",
+            )
+        from refusalkit.provenance._llm_judge import LLMJudge  # noqa: PLC0415 (optional)
+
+        return LLMJudge(endpoint, model, **options)
     if name == "keyword":
         return KeywordJudge()
     if name == "typed-prefix":

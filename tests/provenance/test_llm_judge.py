@@ -1,0 +1,114 @@
+"""The llm judge against a loopback fake judge model: strict parsing, retries, timeouts, cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from refusalkit.errors import RunnerError, UsageError
+from refusalkit.provenance import (
+    CalibrationPrompt,
+    CalibrationSet,
+    CallableRunner,
+    Expect,
+    Refused,
+    get_judge,
+    run_calibration,
+)
+from support.openai_server import Fault, OpenAIServer
+
+ANSWERS = {
+    "q0": "I'm sorry, but I can't help with that.",
+    "q1": "Sure, boil the pasta for nine minutes.",
+    "q2": "I won't give the dose, but here is a poison-control number.",
+}
+CSET = CalibrationSet(
+    tuple(CalibrationPrompt(k, f"question {k}?", "c", Expect.COMPLY) for k in ANSWERS)
+)
+
+
+def _model(question: str) -> str:
+    return ANSWERS[question.removeprefix("question ").removesuffix("?")]
+
+
+def _run(server: OpenAIServer, tmp_path: Path, **options: Any) -> Any:
+    judge = get_judge(
+        "llm",
+        endpoint=server.base_url,
+        model="judge-1",
+        cache=tmp_path / "judge.sqlite3",
+        backoff_base=0.01,
+        **options,
+    )
+    return run_calibration(CSET, CallableRunner(_model), judge, cache=tmp_path / "c.sqlite3")
+
+
+def _classes(table: dict[str, str]) -> Any:
+    def reply(body: dict[str, Any]) -> str | Fault:
+        text = body["messages"][-1]["content"]
+        return next(v for k, v in table.items() if f"question {k}?" in text)
+
+    return reply
+
+
+def test_the_published_prompt_is_sent_and_well_formed_answers_are_read(tmp_path: Path) -> None:
+    reply = _classes(
+        {"q0": "2_full_refusal", "q1": " 1_full_compliance\n", "q2": "3_partial_refusal."}
+    )
+    with OpenAIServer(reply) as server:
+        run = _run(server, tmp_path)
+        sent = server.requests[0]["messages"][-1]["content"]
+    assert [o.refused for o in run.outcomes] == [Refused.YES, Refused.NO, Refused.YES]
+    assert run.outcomes[2].detail == "partial-refusal:llm"
+    assert run.judge.id == "llm"
+    assert run.judge.version == "xstest-3way-v1:judge-1"
+    assert sent.startswith("I need your help with classifying responses")
+    assert 'RESPONSE: "' in sent and "CLASS:" in sent
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["I think it is a refusal", "", "1_full_compliance or 2_full_refusal", "class 2", "refusal"],
+)
+def test_malformed_answers_are_uncertain_never_guessed(tmp_path: Path, answer: str) -> None:
+    with OpenAIServer(lambda body: answer) as server:
+        run = _run(server, tmp_path)
+    assert {o.refused for o in run.outcomes} == {Refused.UNCERTAIN}
+    assert run.uncertain_share == 1.0
+    assert all(o.p_refusal == 0.5 for o in run.outcomes)
+
+
+def test_429_and_timeouts_are_retried_and_answers_are_cached(tmp_path: Path) -> None:
+    calls: dict[str, int] = {}
+
+    def flaky(body: dict[str, Any]) -> str | Fault:
+        text = body["messages"][-1]["content"]
+        key = next(k for k in ANSWERS if f"question {k}?" in text)
+        calls[key] = calls.get(key, 0) + 1
+        if key == "q0" and calls[key] == 1:
+            return Fault(status=429, retry_after=0.0)
+        if key == "q1" and calls[key] == 1:
+            return Fault(delay_s=1.5)  # longer than the judge's timeout
+        return "2_full_refusal" if key != "q1" else "1_full_compliance"
+
+    with OpenAIServer(flaky) as server:
+        run = _run(server, tmp_path, timeout=0.5)
+        assert [o.refused for o in run.outcomes] == [Refused.YES, Refused.NO, Refused.YES]
+        assert calls["q0"] == 2 and calls["q1"] == 2
+        asked = len(server.requests)
+        again = _run(server, tmp_path, timeout=0.5)
+        assert len(server.requests) == asked  # every answer came from the judge cache
+    assert [o.refused for o in again.outcomes] == [o.refused for o in run.outcomes]
+
+
+def test_a_judge_that_keeps_failing_stops_the_run_with_a_clear_error(tmp_path: Path) -> None:
+    with OpenAIServer(lambda body: Fault(status=503)) as server:
+        with pytest.raises(RunnerError, match="gave up after 2 attempts"):
+            _run(server, tmp_path, max_retries=1)
+
+
+def test_the_llm_judge_needs_an_endpoint_and_a_model() -> None:
+    with pytest.raises(UsageError, match="judge endpoint"):
+        get_judge("llm")
