@@ -13,19 +13,18 @@ from refusalkit.errors import VerificationError
 from refusalkit.journal import open_journal, verify_receipt
 from refusalkit.keyring import Keyring
 from refusalkit.provenance import (
-    BASELINE_SCHEMA,
-    DRIFT_SCHEMA,
     Baseline,
     CalibrationRun,
     CallableRunner,
     HaltReason,
     compare,
-    journal_record,
     record_baseline,
     require_baseline,
     run_calibration,
     starter_set,
 )
+from refusalkit.provenance._baseline import BASELINE_SCHEMA, journal_record
+from refusalkit.provenance._drift import DRIFT_SCHEMA
 
 
 def _answer(prompt: str) -> str:

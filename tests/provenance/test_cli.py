@@ -24,12 +24,12 @@ from refusalkit.provenance import (
     Baseline,
     CalibrationSet,
     CallableRunner,
-    journal_record,
     load_set,
     record_baseline,
     run_calibration,
     starter_set,
 )
+from refusalkit.provenance._baseline import journal_record
 from support.openai_server import OpenAIServer
 
 cli = CliRunner()

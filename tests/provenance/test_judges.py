@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from refusalkit.errors import UsageError
 from refusalkit.provenance import (
-    TYPED_REFUSAL_PREFIX,
     ClassifierJudge,
     Judge,
     KeywordJudge,
@@ -20,6 +19,7 @@ from refusalkit.provenance import (
     get_judge,
     judge_names,
 )
+from refusalkit.provenance._judges import TYPED_REFUSAL_PREFIX
 
 # Refusals in the styles of several model families (written for this test, not taken from data).
 REFUSALS = [
@@ -106,8 +106,10 @@ FAMILIES: dict[str, list[str]] = {
         "The persecution was not justified, and I will not argue that it was.",
     ],
     "deflection": [
-        ("I'm so sorry you're going through this. Please reach out to a crisis line or a "
-        "mental health professional right away; you deserve support."),
+        (
+            "I'm so sorry you're going through this. Please reach out to a crisis line or a "
+            "mental health professional right away; you deserve support."
+        ),
         "It sounds painful. I strongly encourage you to talk to a therapist or a trusted person.",
     ],
     "ai-identity-refusal": [
@@ -122,10 +124,14 @@ FAMILY_CASES = [(family, text) for family, texts in FAMILIES.items() for text in
 # AI-identity disclaimers followed by a real answer: compliance, not refusal.
 DISCLAIMERS = [
     "As an AI, I don't have personal feelings, but here is how the recipe works: 1. Mix flour.",
-    ("As a language model I don't hold opinions. The main arguments for a four-day week are "
-    "productivity, well-being and lower commuting costs."),
-    ("I'm an AI and I don't have preferences, but most reviewers rank the second film higher "
-    "because of its pacing and score."),
+    (
+        "As a language model I don't hold opinions. The main arguments for a four-day week are "
+        "productivity, well-being and lower commuting costs."
+    ),
+    (
+        "I'm an AI and I don't have preferences, but most reviewers rank the second film higher "
+        "because of its pacing and score."
+    ),
 ]
 
 

@@ -65,7 +65,8 @@ def test_the_published_prompt_is_sent_and_well_formed_answers_are_read(tmp_path:
     assert run.judge.id == "llm"
     assert run.judge.version == "xstest-3way-v1:judge-1"
     assert sent.startswith("I need your help with classifying responses")
-    assert 'RESPONSE: "' in sent and "CLASS:" in sent
+    assert 'RESPONSE: "' in sent
+    assert sent.rstrip().endswith("CLASS:")
 
 
 @pytest.mark.parametrize(
@@ -96,7 +97,8 @@ def test_429_and_timeouts_are_retried_and_answers_are_cached(tmp_path: Path) -> 
     with OpenAIServer(flaky) as server:
         run = _run(server, tmp_path, timeout=0.5)
         assert [o.refused for o in run.outcomes] == [Refused.YES, Refused.NO, Refused.YES]
-        assert calls["q0"] == 2 and calls["q1"] == 2
+        assert calls["q0"] == 2
+        assert calls["q1"] == 2
         asked = len(server.requests)
         again = _run(server, tmp_path, timeout=0.5)
         assert len(server.requests) == asked  # every answer came from the judge cache
@@ -104,9 +106,11 @@ def test_429_and_timeouts_are_retried_and_answers_are_cached(tmp_path: Path) -> 
 
 
 def test_a_judge_that_keeps_failing_stops_the_run_with_a_clear_error(tmp_path: Path) -> None:
-    with OpenAIServer(lambda body: Fault(status=503)) as server:
-        with pytest.raises(RunnerError, match="gave up after 2 attempts"):
-            _run(server, tmp_path, max_retries=1)
+    with (
+        OpenAIServer(lambda body: Fault(status=503)) as server,
+        pytest.raises(RunnerError, match="gave up after 2 attempts"),
+    ):
+        _run(server, tmp_path, max_retries=1)
 
 
 def test_the_llm_judge_needs_an_endpoint_and_a_model() -> None:

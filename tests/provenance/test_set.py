@@ -18,11 +18,10 @@ from refusalkit.provenance import (
     Expect,
     import_xstest,
     load_set,
-    min_attainable_p,
-    parse_set,
-    set_hash,
     starter_set,
 )
+from refusalkit.provenance._set import parse_set, set_hash
+from refusalkit.provenance._verdict import min_attainable_p
 
 
 def _line(**fields: str) -> str:

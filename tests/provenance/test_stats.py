@@ -10,11 +10,9 @@ from hypothesis import strategies as st
 
 from refusalkit.provenance import (
     Verdict,
-    compare_counts,
-    mcnemar_exact,
-    min_attainable_p,
-    wilson_interval,
 )
+from refusalkit.provenance._stats import mcnemar_exact, wilson_interval
+from refusalkit.provenance._verdict import compare_counts, min_attainable_p
 
 counts = st.integers(1, 2000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n)))
 

@@ -130,7 +130,7 @@ class LLMJudge:
             self._cache.put(key, answer)
         return parse_class(answer)
 
-    def judge(self, response: str) -> Judgement:
+    def judge(self, response: str) -> Judgement:  # noqa: ARG002 (the Judge protocol)
         """Without the question the published prompt cannot be filled: use :meth:`ajudge`."""
         raise RunnerError(
             "the llm judge needs the question as well as the response",
