@@ -111,7 +111,7 @@ def ref_of(judge: Judge) -> JudgeRef:
 
 
 class TypedPrefixJudge:
-    """refusalkit's own typed refusal (docs/design/chat.md): the response starts with the typed prefix.
+    """refusalkit's own typed refusal (docs/design/chat.md): the response starts with its prefix.
 
     Exact and cheap; use it for models wrapped by refusalkit's chat turn loop.
     """
