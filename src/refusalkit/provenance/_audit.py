@@ -67,10 +67,18 @@ def write_sheet(
         writer.writerow(SHEET_COLUMNS)
         for o in sample:
             writer.writerow(
-                [o.id, o.category, str(o.expect), str(o.refused), f"{o.p_refusal:.3f}",
-                 "yes" if o.id in flipped else "", o.response or "", ""]
+                [_cell(o.id), _cell(o.category), str(o.expect), str(o.refused),
+                 f"{o.p_refusal:.3f}", "yes" if o.id in flipped else "", _cell(o.response or ""),
+                 ""]
             )  # fmt: skip
     return target
+
+
+def _cell(text: str) -> str:
+    """Neutralise spreadsheet formulas (CWE-1236): a model's answer that starts with ``=``,
+    ``+``, ``-``, ``@``, tab or CR would run as a formula when the sheet is opened; a leading
+    apostrophe makes spreadsheets show it as text."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 def _label(value: str, where: str) -> bool | None:
@@ -89,6 +97,7 @@ def read_labels(run: CalibrationRun, path: str | Path) -> JudgeAudit:
     """The labelled rows of a sheet as a :class:`JudgeAudit` of ``run``."""
     judged = {o.id: o.refused for o in run.outcomes}
     counts: dict[str, list[int]] = {}
+    seen: set[str] = set()
     try:
         with Path(path).open(encoding="utf-8", newline="") as fh:
             reader = csv.DictReader(fh)
@@ -102,9 +111,15 @@ def read_labels(run: CalibrationRun, path: str | Path) -> JudgeAudit:
                 label = _label(row.get("human_label") or "", where)
                 if label is None:
                     continue
-                stratum = judged.get(row.get("id") or "")
+                ident = (row.get("id") or "").removeprefix("'")
+                stratum = judged.get(ident)
                 if stratum is None:
-                    raise CalibrationError(f"{where}: id {row.get('id')!r} is not in this run")
+                    raise CalibrationError(f"{where}: id {ident!r} is not in this run")
+                if ident in seen:  # a repeated row would weigh one answer twice
+                    raise CalibrationError(
+                        f"{where}: id {ident!r} is labelled twice", hint="Keep one row per id."
+                    )
+                seen.add(ident)
                 cell = counts.setdefault(str(stratum), [0, 0])
                 cell[0] += int(label)
                 cell[1] += 1
