@@ -11,6 +11,7 @@ from refusalkit.provenance import (
     Refused,
     Verdict,
     compare,
+    render_html,
 )
 
 N = 400
@@ -55,6 +56,7 @@ def test_a_judge_style_gap_shown_as_uncertainty_is_inconclusive_judge() -> None:
     assert report.exit_code == 4
     assert any("different reliability" in w for w in report.warnings)
     assert report.to_dict()["overall"]["reason"] == "judge"
+    assert "judged with different reliability" in render_html(report.to_dict())
 
 
 def test_a_true_change_the_judge_sees_fully_is_drift_in_the_right_direction() -> None:
