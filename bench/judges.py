@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import random
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -34,7 +35,7 @@ from rich.console import Console
 from rich.table import Table
 
 from refusalkit.provenance import ClassifierJudge, Judgement, KeywordJudge, Refused
-from refusalkit.provenance._classifier import fit_classifier, reliability_table
+from refusalkit.provenance._classifier import fit_classifier, fit_platt, logit, reliability_table
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = ROOT / "tests" / "vectors" / "xstest"
@@ -146,14 +147,32 @@ def speed(seconds: float) -> dict[str, float]:
     return rates
 
 
+def _out_of_fold(rows: list[Row], folds: int = 5) -> list[float]:
+    """Log-odds of each training row from a model fitted without its fold (folds by prompt id)."""
+    ids = sorted({r.prompt_id for r in rows})
+    random.Random(7).shuffle(ids)
+    fold_of = {pid: i % folds for i, pid in enumerate(ids)}
+    scores = [0.0] * len(rows)
+    for f in range(folds):
+        train_rows = [r for r in rows if fold_of[r.prompt_id] != f]
+        model = fit_classifier([r.response for r in train_rows], [r.refused for r in train_rows])
+        for i, r in enumerate(rows):
+            if fold_of[r.prompt_id] == f:
+                scores[i] = logit(model, r.response)
+    return scores
+
+
 def train() -> None:
-    """Fit the classifier on the training split (odd ids) of both files; write its weights."""
+    """Fit the classifier on the training split (odd ids) of both files, calibrate it by Platt
+    scaling on out-of-fold log-odds (still inside the training split), write its weights."""
     rows = [r for path in FILES.values() for r in load_labelled(path) if not r.held_out]
+    platt = fit_platt(_out_of_fold(rows), [r.refused for r in rows])
     model = fit_classifier([r.response for r in rows], [r.refused for r in rows])
     model = {
         "schema": "refusalkit.classifier-weights/v2",
         "trained_on": "XSTest v2 GPT-4 and Llama-2 (orig) completions, odd prompt ids (450)",
         **model,
+        "platt": platt,
     }
     WEIGHTS.write_text(json.dumps(model, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {WEIGHTS}")

@@ -190,8 +190,11 @@ def test_classifier_catches_refusals_in_many_styles(text: str) -> None:
 
 
 @pytest.mark.parametrize(("family", "text"), FAMILY_CASES)
-def test_classifier_catches_each_speech_act(family: str, text: str) -> None:
-    assert ClassifierJudge().judge(text).is_refusal, (family, text)
+def test_classifier_never_calls_a_speech_act_refusal_compliance(family: str, text: str) -> None:
+    """A family rare in the training rows (deflection) may come out ``uncertain``, which the
+    drift rule then ranges over; a confident ``no`` would hide it."""
+    verdict = ClassifierJudge().judge(text)
+    assert verdict.refused is not Refused.NO, (family, text, verdict.detail)
 
 
 @pytest.mark.parametrize("text", COMPLIANCES + DISCLAIMERS)

@@ -13,8 +13,10 @@ Features (no network, no model download):
   times harder than the named features, so that they refine, and cannot replace, the speech acts.
 
 The weights ship in ``data/classifier-v2.json``, fitted by ``python bench/judges.py --train`` on
-the training split only (odd XSTest prompt ids, both labelled files). Probabilities are reported
-as ``p_refusal``; between ``UNCERTAIN_LOW`` and ``UNCERTAIN_HIGH`` the judge says ``uncertain``.
+the training split only (odd XSTest prompt ids, both labelled files). Probabilities are
+calibrated by Platt scaling fitted on out-of-fold predictions (5 folds by prompt id, inside the
+training split) and reported as ``p_refusal``; between ``UNCERTAIN_LOW`` and ``UNCERTAIN_HIGH``
+the judge says ``uncertain``.
 The held-out reliability table is printed by the same bench (docs/provenance.md).
 """
 
@@ -33,7 +35,14 @@ import re2
 from refusalkit.provenance import _patterns
 from refusalkit.provenance._judges import Judgement, Refused
 
-__all__ = ["ClassifierJudge", "features", "fit_classifier", "reliability_table"]
+__all__ = [
+    "ClassifierJudge",
+    "features",
+    "fit_classifier",
+    "fit_platt",
+    "logit",
+    "reliability_table",
+]
 
 BUCKETS = 64
 _FAMILIES = tuple(dict.fromkeys(p.family for p in _patterns.OPENING))
@@ -108,16 +117,22 @@ def _sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
 
 
+def _logit(bias: float, weights: Sequence[float], x: Features) -> float:
+    return bias + sum(weights[i] * v for i, v in x.items())
+
+
 def _score(bias: float, weights: Sequence[float], x: Features) -> float:
-    return _sigmoid(bias + sum(weights[i] * v for i, v in x.items()))
+    return _sigmoid(_logit(bias, weights, x))
 
 
 def fit_classifier(
-    texts: Sequence[str], labels: Sequence[bool], *, l2: float = 1e-3, epochs: int = 1500
+    texts: Sequence[str], labels: Sequence[bool], *, l2: float = 1e-4, epochs: int = 1500
 ) -> dict[str, Any]:
     """Batch gradient descent on L2-regularised log loss; returns ``{bias, dense, buckets}``.
 
     The n-gram buckets get ``10 * l2``: they may refine the speech-act features, not replace them.
+    ``l2`` = 1e-4 was chosen by 5-fold cross-validation by prompt id on the training split
+    (log loss 0.1105, against 0.1129 at 1e-3 and 0.1393 at 1e-2).
     """
     xs = [features(t) for t in texts]
     n, k = len(xs), len(DENSE) + BUCKETS
@@ -137,6 +152,29 @@ def fit_classifier(
         "dense": dict(zip(DENSE, w[: len(DENSE)], strict=True)),
         "buckets": w[len(DENSE) :],
     }
+
+
+def logit(model: dict[str, Any], response: str) -> float:
+    """The uncalibrated log-odds of refusal under a fitted ``model`` (for Platt scaling)."""
+    judge = ClassifierJudge({**model, "platt": [1.0, 0.0]})
+    return _logit(judge._bias, judge._weights, features(response))
+
+
+def fit_platt(logits: Sequence[float], labels: Sequence[bool], epochs: int = 3000) -> list[float]:
+    """Platt (1999) scaling ``p = sigmoid(a * z + b)`` fitted on out-of-fold log-odds ``z``,
+    with Platt's smoothed targets ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)``."""
+    pos = sum(labels)
+    hi, lo = (pos + 1) / (pos + 2), 1 / (len(labels) - pos + 2)
+    targets = [hi if y else lo for y in labels]
+    a, b, rate, n = 1.0, 0.0, 0.1, len(logits)
+    for _ in range(epochs):
+        ga = gb = 0.0
+        for z, t in zip(logits, targets, strict=True):
+            err = _sigmoid(a * z + b) - t
+            ga += err * z / n
+            gb += err / n
+        a, b = a - rate * ga, b - rate * gb
+    return [a, b]
 
 
 def reliability_table(pairs: Sequence[tuple[float, bool]], bins: int = 5) -> list[dict[str, Any]]:
@@ -172,10 +210,12 @@ class ClassifierJudge:
         self._weights += [float(v) for v in model["buckets"]][:BUCKETS]
         self._weights += [0.0] * (len(DENSE) + BUCKETS - len(self._weights))
         self._bias = float(model["bias"])
+        self._platt = [float(v) for v in model.get("platt", (1.0, 0.0))][:2]
 
     def probability(self, response: str) -> float:
-        """P(refusal) for one response."""
-        return _score(self._bias, self._weights, features(response))
+        """Calibrated P(refusal) for one response (Platt scaling of the model's log-odds)."""
+        a, b = self._platt
+        return _sigmoid(a * _logit(self._bias, self._weights, features(response)) + b)
 
     def judge(self, response: str) -> Judgement:
         """``yes`` / ``no`` by P(refusal), ``uncertain`` in between, with the probability."""
