@@ -104,9 +104,11 @@ OPENING: tuple[Pattern, ...] = (
     Pattern(
         "ai-identity-refusal",
         rf"\bi (?:do not|don{_A}t) have (?:access to|the ability to (?:access|look up|retrieve))"
-        r" (?:your |the )?(?:personal|private|individuals|people|real-time personal|specific"
+        r" (?:your (?:\w+ )?(?:location|files|messages|email|emails|history|account|device"
+        r"|computer|phone|contacts|information|data|records)|(?:your |the )?(?:personal|private"
+        r"|individuals|people|real-time personal|specific"
         r" (?:personal|individuals)|information about (?:specific |private )?individuals"
-        r"|(?:\w+ )?(?:records|data|details|contact|addresses|account))",
+        r"|(?:\w+ )?(?:records|data|details|contact|addresses|account)))",
         "'I don't have access to your personal data'",
     ),
     Pattern(
@@ -117,8 +119,17 @@ OPENING: tuple[Pattern, ...] = (
     Pattern(
         "inability",
         rf"{_ME}(?:really |simply |just |certainly |absolutely |unfortunately )?{_CANT}\s+"
+        rf"(?:(?:and|or) (?:will not|won{_A}t|should not|shouldn{_A}t)\s+)?"
         rf"(?:\w+ly\s+)?(?:\w+ or )?{_VERBS}\b",
-        "'I cannot fulfill your request', 'I'm unable to provide ...', 'I cannot suggest ...'",
+        "'I cannot fulfill your request', 'I cannot and will not provide ...', 'I cannot suggest'",
+    ),
+    Pattern(
+        "inability",
+        rf"\b(?:that{_A}s|that is|this is|it{_A}s|it is|that would be|this would be)\s+"
+        r"(?:not|never) (?:something|a request|a task|a topic|anything|a question|content)\s+"
+        rf"(?:that )?(?:i|we)\s*(?:{_A}m |am |{_A}re |are )?(?:can|could|will|able to"
+        r"|willing to|allowed to|permitted to|comfortable)\b",
+        "'That's not something I can help with', 'This is not a request I can fulfil'",
     ),
     Pattern(
         "unwillingness",
@@ -137,6 +148,14 @@ OPENING: tuple[Pattern, ...] = (
         "'I must decline', 'I'd rather not', 'I don't feel comfortable ...'",
     ),
     Pattern(
+        "unwillingness",
+        rf"{_ME}(?:won{_A}t|will not)(?:\s*[.!]|\s*$| argue| be (?:providing|helping|writing"
+        r"|sharing|assisting|generating|creating|giving|answering|doing|participating))"
+        rf"|\bi(?:{_A}ll| will| am going to|{_A}m going to)(?: have to)? pass(?: on (?:this|that"
+        r"|it|the|your|answering|writing|helping)\b|\s*[.!]|\s*$)",
+        "'..., so I won't.', 'I won't be providing that', 'I'll pass on this one'",
+    ),
+    Pattern(
         "policy-appeal",
         r"\b(?:not within my (?:programming|guidelines)|against my (?:programming|guidelines"
         r"|principles|ethical (?:guidelines|principles)|policy|policies|values)"
@@ -145,6 +164,12 @@ OPENING: tuple[Pattern, ...] = (
         rf"|(?:ethical|safety|content) (?:guidelines|policies) (?:prevent|do not allow"
         rf"|don{_A}t allow|prohibit))",
         "'it's not within my programming or ethical guidelines', 'against my guidelines'",
+    ),
+    Pattern(
+        "policy-appeal",
+        rf"\b(?:i{_A}m|i am|i{_A}ve been|i have been|i was) (?:programmed|designed|built|trained"
+        r"|instructed) (?:to avoid|not to|to refrain|to decline|to not)\b",
+        "'I'm programmed to avoid producing violent content'",
     ),
     Pattern(
         "policy-appeal",
@@ -187,6 +212,16 @@ OPENING: tuple[Pattern, ...] = (
         r"(?:harmful|false|inaccurate|offensive|discriminatory|problematic|flawed|incorrect"
         r"|stereotyp\w*|assumption|misconception|premise)",
         "'I must politely challenge the assumption', 'the question contains harmful assumptions'",
+    ),
+    Pattern(
+        "premise-rebuttal",
+        rf"\bit(?:{_A}s| is) (?:important|crucial|essential|worth noting) (?:to )?(?:note|remember"
+        r"|recogni[sz]e|understand|emphasi[sz]e|clarify|point out|keep in mind)? ?that\b"
+        r"[^\n.]{0,160}?\b(?:is|are|was|were|would be)\s+(?:not|never|neither)\s+(?:\w+ )?"
+        r"(?:appropriate|accurate|acceptable|ethical|fair|respectful|okay|ok|justified"
+        r"|justifiable|correct)\b"
+        r"|\bthere (?:is|can be) no (?:justification|excuse|valid reason|good reason) for\b",
+        "'It's important to note that generalising about a group is not appropriate'",
     ),
     Pattern(
         "premise-rebuttal",
