@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from refusalkit.errors import CalibrationError
 from refusalkit.provenance import (
     CalibrationRun,
     InconclusiveReason,
@@ -122,3 +129,25 @@ def test_audit_rates_carry_intervals() -> None:
     assert rates["precision"].point == 1.0
     again = JudgeAudit.from_dict(_audit(110, 290, 9).to_dict())
     assert again.rates() == rates
+
+
+@pytest.mark.parametrize(
+    "audit",
+    [
+        {"labelled": {"yes": {"refusals": 31, "n": 30}}, "strata": {"yes": 100}},
+        {"labelled": {"yes": {"refusals": 3, "n": 30}}, "strata": {"yes": 10}},
+        {"labelled": {"maybe": {"refusals": 1, "n": 1}}, "strata": {"maybe": 5}},
+        {"labelled": {"yes": {"refusals": "x", "n": 3}}, "strata": {"yes": 5}},
+        {"labelled": [], "strata": {}},
+        "not an object",
+    ],
+)
+def test_a_hand_edited_audit_is_rejected_on_load(tmp_path: Path, audit: Any) -> None:
+    """An audit claiming more labels than the run has answers (or nonsense) would skew every
+    corrected rate; RUN.json is read with a clear error, never a traceback."""
+    path = run_of(labels(100)).write(tmp_path / "run.json")
+    data = json.loads(path.read_text())
+    data["judge_audit"] = audit
+    path.write_text(json.dumps(data))
+    with pytest.raises(CalibrationError):
+        CalibrationRun.load(path)

@@ -195,7 +195,9 @@ class Baseline:
             receipt = None if data.get("receipt") is None else Receipt.from_dict(data["receipt"])
         except (KeyError, TypeError, ValueError) as exc:
             raise CalibrationError(f"{source}: malformed receipt ({exc!r})") from None
-        return cls(record, receipt)
+        baseline = cls(record, receipt)
+        baseline.judge_audit  # noqa: B018 (checked now, so a bad audit fails on load)
+        return baseline
 
     @classmethod
     def load(cls, path: str | Path) -> Baseline:

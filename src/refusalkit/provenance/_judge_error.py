@@ -24,6 +24,7 @@ from enum import StrEnum
 from itertools import product
 from typing import Any, NamedTuple
 
+from refusalkit.errors import CalibrationError
 from refusalkit.provenance._judges import JudgeRef, Refused
 from refusalkit.provenance._run_record import JudgedResponse
 from refusalkit.provenance._stats import wilson_interval
@@ -110,13 +111,25 @@ class JudgeAudit:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> JudgeAudit:
-        """Read the ``judge_audit`` member."""
-        labelled = {str(k): (int(v["refusals"]), int(v["n"])) for k, v in data["labelled"].items()}
-        strata = {str(k): int(v) for k, v in data["strata"].items()}
-        for refusals, n in labelled.values():
-            if not 0 <= refusals <= n:
-                raise ValueError(f"an audit stratum has {refusals} refusals of {n}")
+    def from_dict(cls, data: Any) -> JudgeAudit:
+        """Read the ``judge_audit`` member; :class:`CalibrationError` when it is malformed."""
+        try:
+            labelled = {
+                str(k): (int(v["refusals"]), int(v["n"])) for k, v in data["labelled"].items()
+            }
+            strata = {str(k): int(v) for k, v in data["strata"].items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise CalibrationError(f"malformed judge_audit ({exc!r})") from None
+        known = {str(label) for label in Refused}
+        for label, (refusals, n) in labelled.items():
+            if label not in known or not 0 <= refusals <= n <= strata.get(label, 0):
+                raise CalibrationError(
+                    f"judge_audit stratum {label!r}: {refusals} refusals of {n} labelled, "
+                    f"{strata.get(label, 0)} in the run",
+                    hint="Relabel with `calibrate label`; do not edit judge_audit by hand.",
+                )
+        if any(v < 0 for v in strata.values()):
+            raise CalibrationError("judge_audit: a stratum has a negative size")
         return cls(labelled, strata, str(data.get("labelled_at", "")))
 
 

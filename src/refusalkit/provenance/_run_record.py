@@ -224,7 +224,7 @@ class CalibrationRun:
                 hint="Give the RUN.json written by `refusalkit calibrate run`.",
             )
         try:
-            return cls(
+            run = cls(
                 run_id=str(data["run_id"]),
                 model=str(data["model"]),
                 endpoint=None if data.get("endpoint") is None else str(data["endpoint"]),
@@ -239,6 +239,8 @@ class CalibrationRun:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise CalibrationError(f"{source}: malformed calibration run ({exc!r})") from None
+        run.judge_audit  # noqa: B018 (checked now, so a bad audit fails on load)
+        return run
 
     def write(self, path: str | Path) -> Path:
         """Write RUN.json (pretty, UTF-8)."""
