@@ -160,7 +160,7 @@ def _print(runner: list[dict[str, Any]], judges: list[dict[str, Any]]) -> None:
             f"{row['cpu_ms_per_prompt']:.2f} ms", f"{peer['wall_s'] / row['wall_s']:.2f}x speed",
         )  # fmt: skip
     console.print(table)
-    table = Table(title="Judge throughput (XSTest GPT-4 responses)")
+    table = Table(title="Judge throughput (900 labelled XSTest responses, per CPU-second)")
     for column in ("judge", "responses/s", "vs peer"):
         table.add_column(column, justify="left" if column == "judge" else "right")
     peer_rate = judges[0]["responses_per_s"]
