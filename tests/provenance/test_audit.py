@@ -58,20 +58,23 @@ def test_audit_then_label_records_the_judges_rates(tmp_path: Path) -> None:
     r = _invoke("audit", str(now), "--against", str(before), "--sample", "20", "--out", str(sheet))
     assert r.exit_code == 0, r.output
     rows = _sheet(sheet)
-    assert len(rows) == 20
-    assert {row["judged"] for row in rows} == {"yes", "no"}
-    assert sum(row["judged"] == "yes" for row in rows) == 10  # equal share per stratum
+    sampled = [row for row in rows if row["sampled"] == "yes"]
+    assert len(sampled) == 20
+    assert {row["judged"] for row in sampled} == {"yes", "no"}
+    assert sum(row["judged"] == "yes" for row in sampled) == 10  # equal share per stratum
     flipped = [row["flipped"] == "yes" for row in rows]
     assert flipped == sorted(flipped, reverse=True)  # flipped prompts first
-    assert any(flipped)
+    assert sum(flipped) == 10  # every flip is on the sheet, sampled or not
+    assert all(row["flipped"] == "yes" for row in rows if row["sampled"] == "no")
     everything = tmp_path / "all.csv"
     assert _invoke("audit", str(now), "--sample", "40", "--out", str(everything)).exit_code == 0
     [formula] = [row for row in _sheet(everything) if row["id"] == "p30"]
     assert formula["response"] == "'" + FORMULA  # shown as text, never a live formula
 
-    for row in rows:  # the person finds every judged "yes" right, and one "no" a refusal
+    for row in rows:  # the person finds every judged "yes" right, and one sampled "no" wrong
         row["human_label"] = "refusal" if row["judged"] == "yes" else "compliance"
-    rows[-1]["human_label"] = "refusal"
+    [last_no] = [i for i, row in enumerate(rows) if row["sampled"] == "yes"][-1:]
+    rows[last_no]["human_label"] = "refusal"
     with sheet.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
@@ -82,8 +85,12 @@ def test_audit_then_label_records_the_judges_rates(tmp_path: Path) -> None:
     assert "recall:" in r.stdout
     audit = CalibrationRun.load(now).judge_audit
     assert audit is not None
-    assert audit.labelled == {"yes": (10, 10), "no": (1, 10)}
+    assert audit.labelled == {"yes": (10, 10), "no": (1, 10)}  # extra rows stay out
     assert audit.strata == {"yes": 20, "no": 20, "uncertain": 0}
+    extra = len(rows) - 20
+    assert audit.extra_checked == (extra, extra)
+    if extra:
+        assert f"the judge was right on {extra} of {extra}" in r.stdout
     assert json.loads(now.read_text())["judge_audit"]["rates"]["recall"][0] < 1.0
 
 

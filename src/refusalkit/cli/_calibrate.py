@@ -488,10 +488,12 @@ def audit_cmd(
         before = {o.id: o.is_refusal for o in other.outcomes}
         flipped = {o.id for o in run.outcomes if o.id in before and before[o.id] != o.is_refusal}
     rows = audit_sample(run, sample, flipped=flipped, seed=seed)
-    write_sheet(out, rows, flipped)
+    drawn = {o.id for o in rows}
+    extra = [o for o in run.outcomes if o.id in flipped and o.id not in drawn]
+    write_sheet(out, rows, flipped, extra)
     out_console.print(
-        f"wrote {len(rows)} prompts to label to {out} ({sum(o.id in flipped for o in rows)} "
-        f"flipped first); fill human_label with refusal or compliance, then "
+        f"wrote {len(rows)} sampled prompts and {len(extra)} more flipped ones to {out} "
+        f"(flipped first); fill human_label with refusal or compliance, then "
         f"`refusalkit calibrate label {run_path} {out}`",
         markup=False,
     )
@@ -525,7 +527,14 @@ def label_cmd(
             f"{name.replace('_', ' ')}: {_pct(point)} (95% CI {_pct(low)} to {_pct(high)})",
             markup=False,
         )
-    labelled = sum(n for _, n in audit.labelled.values())
+    agreed, extra = audit.extra_checked
+    if extra:
+        out_console.print(
+            f"flipped prompts outside the sample: the judge was right on {agreed} of {extra} "
+            "(not used in the rates)",
+            markup=False,
+        )
+    labelled = sum(n for _, n in audit.labelled.values()) + extra
     out_console.print(f"{labelled} labels recorded in {run_path}", markup=False)
 
 

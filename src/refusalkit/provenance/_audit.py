@@ -7,9 +7,14 @@ refusals is then an unbiased estimate, and the run's true refusal count follows 
 strata by their sizes (``_judge_error``). Rows are ordered with the prompts that flipped against
 a reference run first, so that the labels a person gives first are the ones that decide a drift.
 
-Sheet columns: ``id, category, expect, judged, p_refusal, flipped, response, human_label``; the
-person fills ``human_label`` with ``refusal`` or ``compliance`` (``yes``/``no`` also read);
-blank rows are skipped. The stratum of a row is read from the run, never from the sheet.
+Flipped prompts the random sample missed are added after it as ``sampled=no`` rows: a person
+labels them too, and ``label`` reports how often the judge was right on them
+(``extra_checked``), but they never enter the rates (they were not drawn at random).
+
+Sheet columns: ``id, category, expect, judged, p_refusal, flipped, sampled, response,
+human_label``; the person fills ``human_label`` with ``refusal`` or ``compliance``
+(``yes``/``no`` also read); blank rows are skipped. The stratum of a row is read from the run,
+never from the sheet.
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ from refusalkit.provenance._run_record import CalibrationRun, JudgedResponse
 __all__ = ["SHEET_COLUMNS", "audit_sample", "read_labels", "with_audit", "write_sheet"]
 
 SHEET_COLUMNS = (
-    "id", "category", "expect", "judged", "p_refusal", "flipped", "response", "human_label",
+    "id", "category", "expect", "judged", "p_refusal", "flipped", "sampled", "response",
+    "human_label",
 )  # fmt: skip
 _LABELS = {"refusal": True, "yes": True, "refused": True, "compliance": False, "no": False}
 
@@ -58,18 +64,25 @@ def audit_sample(
 
 
 def write_sheet(
-    path: str | Path, sample: Sequence[JudgedResponse], flipped: Collection[str] = ()
+    path: str | Path,
+    sample: Sequence[JudgedResponse],
+    flipped: Collection[str] = (),
+    extra: Sequence[JudgedResponse] = (),
 ) -> Path:
-    """Write the sample as a CSV sheet with an empty ``human_label`` column."""
+    """Write the sample (``sampled=yes``) and ``extra`` rows (``sampled=no``: flipped prompts
+    the random sample missed, labelled for the record but kept out of the rates) as a CSV sheet,
+    flipped prompts first, with an empty ``human_label`` column."""
     target = Path(path)
+    rows = [(o, "yes") for o in sample] + [(o, "no") for o in extra]
+    rows.sort(key=lambda row: (row[0].id not in flipped, row[1] == "no", row[0].id))
     with target.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(SHEET_COLUMNS)
-        for o in sample:
+        for o, sampled in rows:
             writer.writerow(
                 [_cell(o.id), _cell(o.category), str(o.expect), str(o.refused),
-                 f"{o.p_refusal:.3f}", "yes" if o.id in flipped else "", _cell(o.response or ""),
-                 ""]
+                 f"{o.p_refusal:.3f}", "yes" if o.id in flipped else "", sampled,
+                 _cell(o.response or ""), ""]
             )  # fmt: skip
     return target
 
@@ -93,11 +106,8 @@ def _label(value: str, where: str) -> bool | None:
     return _LABELS[text]
 
 
-def read_labels(run: CalibrationRun, path: str | Path) -> JudgeAudit:
-    """The labelled rows of a sheet as a :class:`JudgeAudit` of ``run``."""
-    judged = {o.id: o.refused for o in run.outcomes}
-    counts: dict[str, list[int]] = {}
-    seen: set[str] = set()
+def _rows(path: str | Path) -> list[tuple[str, dict[str, str]]]:
+    """``(where, row)`` for every row of an audit sheet."""
     try:
         with Path(path).open(encoding="utf-8", newline="") as fh:
             reader = csv.DictReader(fh)
@@ -106,30 +116,47 @@ def read_labels(run: CalibrationRun, path: str | Path) -> JudgeAudit:
                     f"{path}: not an audit sheet (needs id and human_label columns)",
                     hint="Use the sheet written by `calibrate audit`.",
                 )
-            for row in reader:
-                where = f"{path}:{reader.line_num}"
-                label = _label(row.get("human_label") or "", where)
-                if label is None:
-                    continue
-                ident = (row.get("id") or "").removeprefix("'")
-                stratum = judged.get(ident)
-                if stratum is None:
-                    raise CalibrationError(f"{where}: id {ident!r} is not in this run")
-                if ident in seen:  # a repeated row would weigh one answer twice
-                    raise CalibrationError(
-                        f"{where}: id {ident!r} is labelled twice", hint="Keep one row per id."
-                    )
-                seen.add(ident)
-                cell = counts.setdefault(str(stratum), [0, 0])
-                cell[0] += int(label)
-                cell[1] += 1
+            return [(f"{path}:{reader.line_num}", row) for row in reader]
     except OSError as exc:
         raise CalibrationError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise CalibrationError(f"{path}: not a readable CSV sheet ({exc})") from None
+
+
+def read_labels(run: CalibrationRun, path: str | Path) -> JudgeAudit:
+    """The labelled rows of a sheet as a :class:`JudgeAudit` of ``run``: sampled rows give the
+    per-stratum shares; labelled ``sampled=no`` rows only count in ``extra_checked``."""
+    judged = {o.id: o for o in run.outcomes}
+    counts: dict[str, list[int]] = {}
+    checked = [0, 0]  # extra rows: the judge's best reading agreed, labelled
+    seen: set[str] = set()
+    for where, row in _rows(path):
+        label = _label(row.get("human_label") or "", where)
+        if label is None:
+            continue
+        ident = (row.get("id") or "").removeprefix("'")
+        outcome = judged.get(ident)
+        if outcome is None:
+            raise CalibrationError(f"{where}: id {ident!r} is not in this run")
+        if ident in seen:  # a repeated row would weigh one answer twice
+            raise CalibrationError(
+                f"{where}: id {ident!r} is labelled twice", hint="Keep one row per id."
+            )
+        seen.add(ident)
+        if (row.get("sampled") or "yes").strip().lower() == "no":
+            checked[0] += int(outcome.is_refusal == label)
+            checked[1] += 1
+            continue
+        cell = counts.setdefault(str(outcome.refused), [0, 0])
+        cell[0] += int(label)
+        cell[1] += 1
     if not counts:
-        raise CalibrationError(f"{path}: no row is labelled", hint="Fill the human_label column.")
-    strata = {str(label): sum(r is label for r in judged.values()) for label in Refused}
+        raise CalibrationError(
+            f"{path}: no sampled row is labelled", hint="Fill the human_label column."
+        )
+    strata = {str(label): sum(o.refused is label for o in run.outcomes) for label in Refused}
     labelled = {k: (v[0], v[1]) for k, v in counts.items()}
-    return JudgeAudit(labelled, strata, format_timestamp(now_utc()))
+    return JudgeAudit(labelled, strata, format_timestamp(now_utc()), (checked[0], checked[1]))
 
 
 def with_audit(run: CalibrationRun, audit: JudgeAudit) -> CalibrationRun:

@@ -70,6 +70,7 @@ class JudgeAudit:
     labelled: Mapping[str, tuple[int, int]]  # judged label -> (true refusals, labelled)
     strata: Mapping[str, int]  # judged label -> outcomes in the run
     labelled_at: str = ""
+    extra_checked: tuple[int, int] = (0, 0)  # flipped, not sampled: (judge agreed, labelled)
 
     def share(self, label: Refused) -> Interval:
         """The share of true refusals among outcomes the judge called ``label``."""
@@ -107,6 +108,7 @@ class JudgeAudit:
             "labelled_at": self.labelled_at,
             "strata": dict(self.strata),
             "labelled": {k: {"refusals": r, "n": n} for k, (r, n) in self.labelled.items()},
+            "extra_checked": {"judge_agreed": self.extra_checked[0], "n": self.extra_checked[1]},
             "rates": {k: list(v) for k, v in self.rates().items()},
         }
 
@@ -118,6 +120,8 @@ class JudgeAudit:
                 str(k): (int(v["refusals"]), int(v["n"])) for k, v in data["labelled"].items()
             }
             strata = {str(k): int(v) for k, v in data["strata"].items()}
+            extra = data.get("extra_checked") or {"judge_agreed": 0, "n": 0}
+            checked = (int(extra["judge_agreed"]), int(extra["n"]))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise CalibrationError(f"malformed judge_audit ({exc!r})") from None
         known = {str(label) for label in Refused}
@@ -128,9 +132,9 @@ class JudgeAudit:
                     f"{strata.get(label, 0)} in the run",
                     hint="Relabel with `calibrate label`; do not edit judge_audit by hand.",
                 )
-        if any(v < 0 for v in strata.values()):
-            raise CalibrationError("judge_audit: a stratum has a negative size")
-        return cls(labelled, strata, str(data.get("labelled_at", "")))
+        if any(v < 0 for v in strata.values()) or not 0 <= checked[0] <= checked[1]:
+            raise CalibrationError("judge_audit: a negative or inconsistent count")
+        return cls(labelled, strata, str(data.get("labelled_at", "")), checked)
 
 
 class CountRange(NamedTuple):
