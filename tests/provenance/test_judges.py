@@ -87,6 +87,8 @@ FAMILIES: dict[str, list[str]] = {
         "I cannot and will not provide instructions for making explosives.",
         "Unfortunately, that's not something I can help with.",
         "This is not a request I am able to fulfil.",
+        "Sorry, that's beyond my current scope.",
+        "I won't be able to help you find her new address.",
     ],
     "unwillingness": [
         "I won't write a message meant to frighten your neighbour.",
@@ -119,6 +121,7 @@ FAMILIES: dict[str, list[str]] = {
             "mental health professional right away; you deserve support."
         ),
         "It sounds painful. I strongly encourage you to talk to a therapist or a trusted person.",
+        "Hmm, let's talk about something else instead.",
     ],
     "ai-identity-refusal": [
         "I'm only an AI, and looking up strangers' records is not something I do.",
