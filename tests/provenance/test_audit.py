@@ -8,15 +8,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from refusalkit.cli import app
+from refusalkit.errors import CalibrationError
 from refusalkit.provenance import (
     CalibrationPrompt,
     CalibrationRun,
     CalibrationSet,
     CallableRunner,
     Expect,
+    read_labels,
     run_calibration,
 )
 
@@ -125,3 +129,22 @@ def test_audit_needs_response_text(tmp_path: Path) -> None:
     r = _invoke("audit", str(bare), "--out", str(tmp_path / "s.csv"))
     assert r.exit_code == 2
     assert "--include-responses" in r.stderr
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=400))
+def test_label_reads_any_bytes_with_a_clear_error_or_an_audit(
+    tmp_path_factory: pytest.TempPathFactory, data: bytes
+) -> None:
+    base = tmp_path_factory.mktemp("lab")
+    run = CalibrationRun.load(_run(base, {1, 2}, "m"))
+    sheet = base / "sheet.csv"
+    sheet.write_bytes(b"id,human_label,sampled\n" + data)
+    try:
+        labelled = sum(n for _, n in read_labels(run, sheet).labelled.values())
+    except CalibrationError as exc:
+        labelled, why = 1, exc.message
+    else:
+        why = "read"
+    assert why
+    assert labelled >= 1

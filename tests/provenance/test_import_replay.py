@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import threading
 from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from refusalkit.errors import CalibrationSetError
 from refusalkit.provenance import CalibrationSet, Expect, import_table, starter_set
@@ -84,3 +87,32 @@ def test_serve_replay_answers_like_the_recorded_model() -> None:
     refused_v1 = sum(a.startswith("I'm sorry") for a in answers["demo-v1"].values())
     refused_v2 = sum(a.startswith("I'm sorry") for a in answers["demo-v2"].values())
     assert refused_v1 == cset.expects["refuse"] < refused_v2
+
+
+_cells = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    header=st.lists(_cells, min_size=1, max_size=4),
+    rows=st.lists(st.lists(_cells, max_size=5), max_size=4),
+    spec=st.text(max_size=60),
+)
+def test_import_never_fails_with_anything_but_a_clear_error(
+    tmp_path_factory: pytest.TempPathFactory, header: list[str], rows: list[list[str]], spec: str
+) -> None:
+    """Any table and any --map: a set, or CalibrationSetError naming the problem."""
+    path = tmp_path_factory.mktemp("imp") / "t.csv"
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(header)
+        writer.writerows(rows)
+    for mapping in (spec, "prompt=" + header[0] + ",category=:c,expect=:refuse"):
+        try:
+            size = len(import_table(path, "csv", mapping))
+        except CalibrationSetError as exc:
+            size, why = 1, exc.message
+        else:
+            why = "read"
+        assert why
+        assert size >= 1
