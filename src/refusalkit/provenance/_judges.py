@@ -128,12 +128,18 @@ class TypedPrefixJudge:
         return no(0.0, "compliance")
 
 
+_DFA_BUDGET = 64 << 20
+
+
 class _PatternSet:
     """Named patterns as one RE2 set over UTF-8 bytes: one linear scan says which matched."""
 
     def __init__(self, patterns: tuple[_patterns.Pattern, ...]) -> None:
         options = re2.Options()
         options.case_sensitive = False
+        # the DFA cache budget: at RE2's default 8 MB the vocabulary's DFA outgrows it and RE2
+        # falls back to a 3x slower matcher; it is a ceiling, filled only as states are built
+        options.max_mem = _DFA_BUDGET
         self._set = re2.Set.SearchSet(options)
         for pattern in patterns:
             self._set.Add(pattern.regex.encode("utf-8"))
