@@ -152,3 +152,46 @@ def test_parse_class_is_strict(answer: str) -> None:
         assert parse_class(f"{c} {answer} {c}").refused is Refused.UNCERTAIN
         glued = answer.strip().strip("`*\"'.:,;")  # glued to the class name: another word
         assert parse_class(f"{answer}{c}").refused is Refused.UNCERTAIN or not glued
+
+
+def test_calibrate_run_with_the_llm_judge(tmp_path: Path) -> None:
+    """`calibrate run --judge llm --judge-endpoint URL --judge-model NAME` end to end: one
+    loopback server is the model, another the judge."""
+    from typer.testing import CliRunner  # noqa: PLC0415 (only this test drives the CLI)
+
+    from refusalkit.cli import app  # noqa: PLC0415
+    from refusalkit.provenance import CalibrationRun  # noqa: PLC0415
+
+    set_path = CSET.write(tmp_path / "set.jsonl")
+    judge_reply = _classes({"q0": "2_full_refusal", "q1": "1_full_compliance", "q2": "maybe?"})
+    with (
+        OpenAIServer(lambda body: _model(body["messages"][-1]["content"])) as model,
+        OpenAIServer(judge_reply) as judge,
+    ):
+        result = CliRunner().invoke(
+            app,
+            [
+                "calibrate",
+                "run",
+                str(set_path),
+                "--endpoint",
+                model.base_url,
+                "--model",
+                "m",
+                "--judge",
+                "llm",
+                "--judge-endpoint",
+                judge.base_url,
+                "--judge-model",
+                "judge-1",
+                "--cache",
+                str(tmp_path / "c.sqlite3"),
+                "--out",
+                str(tmp_path / "run.json"),
+            ],
+            env={"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")},
+        )
+    assert result.exit_code == 0, result.output
+    assert "judge llm xstest-3way-v1:judge-1, uncertain 33.3%" in result.stdout
+    run = CalibrationRun.load(tmp_path / "run.json")
+    assert [o.refused for o in run.outcomes] == [Refused.YES, Refused.NO, Refused.UNCERTAIN]
