@@ -195,3 +195,4 @@ def test_calibrate_run_with_the_llm_judge(tmp_path: Path) -> None:
     assert "judge llm xstest-3way-v1:judge-1, uncertain 33.3%" in result.stdout
     run = CalibrationRun.load(tmp_path / "run.json")
     assert [o.refused for o in run.outcomes] == [Refused.YES, Refused.NO, Refused.UNCERTAIN]
+    assert (tmp_path / "c.sqlite3.judge.sqlite3").is_file()  # the judge cache beside --cache

@@ -126,6 +126,14 @@ def _api_key(env_name: str | None) -> str | None:
     return value
 
 
+def _llm_options(api_key_env: str | None, cache: Path | None) -> dict[str, Any]:
+    """The llm judge shares the API key; its answer cache sits beside ``--cache``."""
+    options: dict[str, Any] = {"api_key": _api_key(api_key_env)}
+    if cache is not None:
+        options["cache"] = cache.with_name(cache.name + ".judge.sqlite3")
+    return options
+
+
 @calibrate_app.command("run")
 def run_cmd(
     *,
@@ -208,7 +216,7 @@ def run_cmd(
             judge,
             endpoint=judge_endpoint,
             model=judge_model,
-            **({"api_key": _api_key(api_key_env)} if judge == "llm" else {}),
+            **(_llm_options(api_key_env, cache) if judge == "llm" else {}),
         ),
         cache=cache,
         fresh=fresh,
