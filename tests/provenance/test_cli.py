@@ -340,3 +340,13 @@ def test_verify_trusts_the_keyring_not_the_file(
     keyring.save(default_keyring_path())  # the default keyring, when it exists, is trusted
     assert _invoke("verify", str(good)).exit_code == 0
     assert _invoke("verify", str(bad)).exit_code == 1
+
+
+def test_run_takes_the_set_like_show_and_names_a_missing_or_double_set(tmp_path: Path) -> None:
+    common = ["--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--out", str(tmp_path / "r")]
+    missing = _invoke("run", *common)
+    assert missing.exit_code == 2
+    assert "no calibration set given" in missing.stderr
+    both = _invoke("run", "starter-v1", "--set", "other.jsonl", *common)
+    assert both.exit_code == 2
+    assert "two calibration sets given" in both.stderr

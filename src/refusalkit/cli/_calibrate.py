@@ -194,6 +194,10 @@ def run_cmd(
     ] = False,
 ) -> None:
     """Ask every prompt of a set, judge the answers, write RUN.json (resumes an interrupted run)."""
+    if set_arg is not None and set_path is not None and set_arg != set_path:
+        raise UsageError(
+            f"two calibration sets given ({set_arg} and --set {set_path})", hint="Give one."
+        )
     spec = set_arg or set_path
     if spec is None:
         raise UsageError("no calibration set given", hint=f"Pass SET, e.g. {STARTER_SET_NAME}.")
