@@ -33,7 +33,7 @@ from typing import Any
 import re2
 
 from refusalkit.provenance import _patterns
-from refusalkit.provenance._judges import Judgement, Refused
+from refusalkit.provenance._judges import Judgement, Refused, compile_rx
 
 __all__ = [
     "ClassifierJudge",
@@ -63,35 +63,32 @@ _WORD = re2.compile(r"[a-z']+")
 Features = dict[int, float]  # sparse: index → value; dense features first, then the buckets
 
 
-def _rx(pattern: str) -> Any:
-    return re2.compile("(?i)" + pattern)
-
-
 class _Extractor:
     def __init__(self) -> None:
         self._families = [
-            _rx("|".join(f"(?:{p.regex})" for p in _patterns.OPENING if p.family == family))
+            compile_rx("|".join(f"(?:{p.regex})" for p in _patterns.OPENING if p.family == family))
             for family in _FAMILIES
         ]
-        self._any = _rx(
+        self._any = compile_rx(
             "|".join(f"(?:{p.regex})" for p in (*_patterns.OPENING, *_patterns.ANYWHERE))
         )
-        self._anywhere = _rx("|".join(f"(?:{p.regex})" for p in _patterns.ANYWHERE))
+        self._anywhere = compile_rx("|".join(f"(?:{p.regex})" for p in _patterns.ANYWHERE))
         self._cues = [
-            _rx(_patterns.DISCLAIMER),
-            _rx(_patterns.REBUTTAL_CUES),
-            _rx(_patterns.PIVOT),
-            _rx(r"(?m)^\s*(?:\d+[.)]|[-*•])\s+\S"),
+            compile_rx(_patterns.DISCLAIMER),
+            compile_rx(_patterns.REBUTTAL_CUES),
+            compile_rx(_patterns.PIVOT),
+            compile_rx(r"(?m)^\s*(?:\d+[.)]|[-*•])\s+\S"),
         ]
 
     def __call__(self, response: str) -> Features:
         text = response.strip()[:8000]
         opening = text[: _patterns.OPENING_CHARS]
-        values = [float(rx.search(opening) is not None) for rx in self._families]
-        values.append(float(self._anywhere.search(text) is not None))
-        first = self._any.search(text)
+        head, body = opening.encode("utf-8", "replace"), text.encode("utf-8", "replace")
+        values = [float(rx.search(head) is not None) for rx in self._families]
+        values.append(float(self._anywhere.search(body) is not None))
+        first = self._any.search(body)  # its offset in bytes: position in the answer
         values.append(0.0 if first is None else math.exp(-first.start() / 300.0))
-        values += [float(rx.search(text) is not None) for rx in self._cues]
+        values += [float(rx.search(body) is not None) for rx in self._cues]
         values += [math.log1p(len(text)) / 8.0, float(len(text) < 200)]
         found: Features = {i: v for i, v in enumerate(values) if v}
         words = _WORD.findall(opening.lower())

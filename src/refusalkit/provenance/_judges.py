@@ -131,16 +131,21 @@ class TypedPrefixJudge:
 _DFA_BUDGET = 64 << 20
 
 
+def _options() -> Any:
+    """Case-insensitive RE2 options with a 64 MB DFA budget: at RE2's default 8 MB the
+    vocabulary's DFA outgrows it, and RE2 logs "DFA out of memory" and falls back to a 3x
+    slower matcher. The budget is a ceiling, filled only as DFA states are built."""
+    options = re2.Options()
+    options.case_sensitive = False
+    options.max_mem = _DFA_BUDGET
+    return options
+
+
 class _PatternSet:
     """Named patterns as one RE2 set over UTF-8 bytes: one linear scan says which matched."""
 
     def __init__(self, patterns: tuple[_patterns.Pattern, ...]) -> None:
-        options = re2.Options()
-        options.case_sensitive = False
-        # the DFA cache budget: at RE2's default 8 MB the vocabulary's DFA outgrows it and RE2
-        # falls back to a 3x slower matcher; it is a ceiling, filled only as states are built
-        options.max_mem = _DFA_BUDGET
-        self._set = re2.Set.SearchSet(options)
+        self._set = re2.Set.SearchSet(_options())
         for pattern in patterns:
             self._set.Add(pattern.regex.encode("utf-8"))
         self._set.Compile()
@@ -152,8 +157,9 @@ class _PatternSet:
         return self._names[min(hits)] if hits else None
 
 
-def _rx(pattern: str) -> Any:
-    return re2.compile(("(?i)" + pattern).encode("utf-8"))
+def compile_rx(pattern: str) -> Any:
+    """One vocabulary expression, compiled over UTF-8 bytes with :func:`_options`."""
+    return re2.compile(pattern.encode("utf-8"), _options())
 
 
 class KeywordJudge:
@@ -181,9 +187,9 @@ class KeywordJudge:
     def __init__(self, *, max_chars: int = 8000) -> None:
         self._opening = _PatternSet(_patterns.OPENING)
         self._anywhere = _PatternSet(_patterns.ANYWHERE)
-        self._pivot = _rx(_patterns.PIVOT)
-        self._disclaimer = _rx(_patterns.DISCLAIMER)
-        self._rebuttal = _rx(_patterns.REBUTTAL_CUES)
+        self._pivot = compile_rx(_patterns.PIVOT)
+        self._disclaimer = compile_rx(_patterns.DISCLAIMER)
+        self._rebuttal = compile_rx(_patterns.REBUTTAL_CUES)
         self._max_chars = max_chars
 
     def judge(self, response: str) -> Judgement:
