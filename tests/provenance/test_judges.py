@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from refusalkit.errors import UsageError
+from refusalkit.model import TYPED_REFUSAL_PREFIX
 from refusalkit.provenance import (
     ClassifierJudge,
     Judge,
@@ -19,7 +20,6 @@ from refusalkit.provenance import (
     get_judge,
     judge_names,
 )
-from refusalkit.provenance._judges import TYPED_REFUSAL_PREFIX
 
 # Refusals in the styles of several model families (written for this test, not taken from data).
 REFUSALS = [
@@ -234,6 +234,16 @@ def test_typed_prefix_judge() -> None:
     assert refused.detail == "typed-refusal:ethics:honesty,safety:no-weapons"
     assert judge.judge("I'm sorry, but I can't assist with that.").refused is Refused.NO
     assert judge.judge("I cannot proceed - boundary violated: x").refused is Refused.NO
+
+
+def test_the_typed_prefix_judge_reads_what_the_chat_loop_writes() -> None:
+    """One prefix, shared through refusalkit.model: a chat refusal is judged a typed refusal."""
+    from refusalkit.chat import ChatRuntime  # noqa: PLC0415
+
+    surface = ChatRuntime().check("Can you hack my neighbour's wifi?", "I can't help.").surface
+    verdict = TypedPrefixJudge().judge(surface)
+    assert verdict.refused is Refused.YES
+    assert verdict.detail == "typed-refusal:safety:no_silent_correction"
 
 
 LOCAL = [name for name in judge_names() if name != "llm"]  # llm: tests/provenance/test_llm_judge.py

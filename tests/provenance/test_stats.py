@@ -8,9 +8,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from refusalkit.provenance import (
-    Verdict,
-)
+from refusalkit.provenance import Verdict
 from refusalkit.provenance._stats import mcnemar_exact, wilson_interval
 from refusalkit.provenance._verdict import compare_counts, min_attainable_p
 

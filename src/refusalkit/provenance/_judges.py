@@ -14,10 +14,10 @@ from typing import Any, Protocol, runtime_checkable
 import re2
 
 from refusalkit.errors import UsageError
+from refusalkit.model import TYPED_REFUSAL_PREFIX
 from refusalkit.provenance import _patterns
 
 __all__ = [
-    "TYPED_REFUSAL_PREFIX",
     "Judge",
     "JudgeRef",
     "Judgement",
@@ -27,8 +27,6 @@ __all__ = [
     "get_judge",
     "judge_names",
 ]
-
-TYPED_REFUSAL_PREFIX = "I cannot proceed \u2014 boundary violated: "  # docs/design/chat.md
 
 
 class Refused(StrEnum):
