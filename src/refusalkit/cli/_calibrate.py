@@ -22,7 +22,7 @@ from rich.table import Table
 from refusalkit.cli._app import app
 from refusalkit.cli._common import KeyringOption, err_console, load_keyring, out_console
 from refusalkit.errors import UsageError, VerificationError
-from refusalkit.keyring import Keyring, default_keyring_path
+from refusalkit.keyring import KEYRING_ENV, Keyring, default_keyring_path, resolve_keyring
 from refusalkit.provenance import (
     DEFAULT_MIN_PROMPTS,
     STARTER_SET_NAME,
@@ -312,10 +312,10 @@ def _trusted_keys(public_key: str | None, keyring: Path | None) -> tuple[bytes, 
     pinned = _public_key(public_key)
     if pinned is not None:
         return (pinned,)
-    path = keyring if keyring is not None else default_keyring_path()
-    if keyring is None and not path.exists():
+    if keyring is None and not os.environ.get(KEYRING_ENV) and not default_keyring_path().exists():
         return ()
-    return Keyring.load(path)
+    ring, _ = resolve_keyring(keyring, create=False)
+    return ring
 
 
 def _b64(text: str) -> bytes | None:
