@@ -125,13 +125,24 @@ def _tool_request(call: ToolCall, turn: Turn) -> dict[str, Any]:
     return {"tool": call.tool, "args": dict(call.args), "caller": caller, "input": turn.input}
 
 
-def decide_tool_calls(decision_point: DecisionMaker | None, turn: Turn) -> Turn:
+def decide_tool_calls(
+    decision_point: DecisionMaker | None,
+    turn: Turn,
+    unavailable: Callable[[ToolCall], Decision] | None = None,
+) -> Turn:
     """The turn with the decision point's Decision for each proposed tool call (fail closed: a
-    decision point that raises, which its contract forbids, is recorded as an error)."""
+    decision point that raises, which its contract forbids, is recorded as an error). A call whose
+    arguments cannot be checked is not asked about: ``unavailable(call)`` decides it."""
     if decision_point is None or not turn.tool_calls:
         return turn
+
+    def one(call: ToolCall) -> Decision:
+        if call.problem is not None and unavailable is not None:
+            return unavailable(call)
+        return decision_point.decide(_tool_request(call, turn))
+
     try:
-        decisions = tuple(decision_point.decide(_tool_request(c, turn)) for c in turn.tool_calls)
+        decisions = tuple(one(c) for c in turn.tool_calls)
     except Exception as exc:  # noqa: BLE001 - fail closed, although decide() never raises
         return replace(turn, tool_decision_error=f"decision point raised {type(exc).__name__}")
     return replace(turn, tool_decisions=decisions)
@@ -140,6 +151,10 @@ def decide_tool_calls(decision_point: DecisionMaker | None, turn: Turn) -> Turn:
 def _no_unauthorized_action(turn: Turn, _ctx: SafetyContext) -> PredicateResult:
     if turn.tool_decision_error is not None:
         evidence: dict[str, Any] = {"error": turn.tool_decision_error}
+        return PredicateResult.checked("no_unauthorized_action", upheld=False, evidence=evidence)
+    unchecked = [{"tool": c.tool, "problem": c.problem} for c in turn.tool_calls if c.problem]
+    if unchecked and turn.tool_decisions is None:  # fail closed without a decision point too
+        evidence = {"unavailable": unchecked, "tool_calls": len(turn.tool_calls)}
         return PredicateResult.checked("no_unauthorized_action", upheld=False, evidence=evidence)
     if not turn.tool_calls or turn.tool_decisions is None:
         why = "no tool call proposed" if not turn.tool_calls else "no decision point configured"
@@ -202,6 +217,15 @@ _PREDICATES: Mapping[str, Callable[[Turn, SafetyContext], PredicateResult]] = {
 }
 
 
+def _guarded(boundary: str, turn: Turn, ctx: SafetyContext) -> PredicateResult:
+    """One boundary, fail closed: a predicate that raises is a violation, typed by its id."""
+    try:
+        return _PREDICATES[boundary](turn, ctx)
+    except Exception as exc:  # noqa: BLE001 - fail closed on anything a hostile turn provokes
+        evidence = {"error": f"the boundary could not be checked ({type(exc).__name__})"}
+        return PredicateResult.checked(boundary, upheld=False, evidence=evidence)
+
+
 def check_safety(pack: SafetyPack, turn: Turn, ctx: SafetyContext) -> SafetyVerdict:
     """Run the five boundaries on one turn, in pack order."""
-    return SafetyVerdict(pack.ref, tuple(_PREDICATES[b](turn, ctx) for b in pack.boundaries))
+    return SafetyVerdict(pack.ref, tuple(_guarded(b, turn, ctx) for b in pack.boundaries))
