@@ -26,7 +26,7 @@ from refusalkit.examples import example_path
 from refusalkit.keyring import Keyring
 from refusalkit.model import Action, Decision, ReasonCode
 
-SECRET = "AKIAIOSFODNN7EXAMPLE"
+SECRET = "AKIAQ3EGRT5WZ7XK2LMN"
 
 
 class Scripted:

@@ -29,7 +29,7 @@ def test_refusal_becomes_a_span_event_on_the_current_span(provider: Any) -> None
     runtime = ChatRuntime(sinks=[OtelRefusalSink(tracer_provider=provider)])
     with provider.get_tracer("app").start_as_current_span("handle-chat"):
         runtime.check("hi", "Hello.")
-        refused = runtime.check("key?", "It is AKIAIOSFODNN7EXAMPLE")
+        refused = runtime.check("key?", "It is AKIAQ3EGRT5WZ7XK2LMN")
     [span] = spans.get_finished_spans()
     assert span.name == "handle-chat"
     [event] = span.events

@@ -209,9 +209,7 @@ def _deepen(value: Any, depth: int) -> Any:
     return value
 
 
-@settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     user=TEXT,
     reply=TEXT,

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from refusalkit.chat._detect import find_private_data, find_secrets
+from refusalkit.chat._untrusted import clean_text
 from refusalkit.redact import Redactor
 
 __all__ = ["Scrubber", "redact_text"]
@@ -46,8 +47,12 @@ def _merged(spans: list[_Span], text: str) -> list[_Span]:
 
 
 def redact_text(text: str, redactor: Redactor) -> str:
-    """``text`` with every detected secret and personal-data span replaced by its token."""
-    spans = _spans(text)
+    """``text`` with every detected secret and personal-data span replaced by its token. A text
+    the detectors cannot scan is replaced whole (fail closed: nothing unchecked leaves)."""
+    try:
+        spans = _spans(text)
+    except Exception:  # noqa: BLE001 - redaction never fails open
+        return redactor.token("unscanned", clean_text(text))
     if not spans:
         return text
     parts, cursor = [], 0

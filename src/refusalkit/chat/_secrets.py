@@ -1,0 +1,296 @@
+"""Credential detection: curated whole-secret patterns, gitleaks' rules, and one decoded rescan.
+
+Three sources, merged so that one secret is reported once, by the widest span
+(docs/design/chat.md, "Detectors"):
+
+1. *Curated patterns* (here): the project's own, kept where they beat a line-oriented rule set.
+   Their spans cover the whole secret, which is what redaction replaces: an armoured private key
+   from BEGIN to END (or, with no END, to the end of its block of key-like lines), quoted with
+   ``> ``, indented, escaped inside a JSON string (``\\n``), with ``Proc-Type``/``DEK-Info``
+   headers, in any letter case or spacing; PuTTY and JWK private keys; a bare DER or OpenSSH key
+   body; credentials assigned in code, config, CLI flags and prose ("the password is ...").
+   Token prefixes match in any letter case.
+2. *gitleaks' default rules* (``_gitleaks``): 217 provider formats with keyword prefilters,
+   entropy floors and allowlists.
+3. *Encoded secrets*: a base64 or hex run long enough to hide a key is decoded and, when it
+   decodes to text, scanned once more by 1 and 2; a finding there makes the whole run a finding
+   (kind ``encoded:<kind>``).
+
+A value is a placeholder (``${DB_PASSWORD}``, ``<your-token>``, ``changeme``) only when the
+*whole* value is one: ``${DB_PASSWORD:-Xk9$mQ2v}`` is a secret. Documentation example keys that
+their providers publish as examples (``AKIAIOSFODNN7EXAMPLE``, the jwt.io token) are not secrets.
+Every pattern is RE2 (linear time on hostile text); one RE2 set pass picks the patterns to run.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+import re2
+
+from refusalkit.chat._finding import Finding, widest
+from refusalkit.chat._gitleaks import load_rules
+
+__all__ = ["find_secrets", "is_placeholder"]
+
+# Between the lines of a key block: line breaks (also as JSON's \n), quote marks, indentation,
+# comment leaders and string concatenation.
+_SEP = r"(?:\\[nr]|[\s>#*\"'`,;|+])*"
+_CHUNK = r"[A-Za-z0-9+/]{16,}={0,2}"
+_TAIL = r"(?:" + _SEP + r"[A-Za-z0-9+/]{1,15}={0,2})?"
+
+
+def _armour(word: str) -> str:
+    return r"-{3,}\s*" + word + r"[ A-Za-z0-9_-]{0,40}PRIVATE\s+KEY(?:\s+BLOCK)?\s*-{3,}"
+
+
+_HEADER = r"(?:proc-type|dek-info|comment|version|hash|charset)\s*:[ \t]*[A-Za-z0-9,._:-]{1,80}"
+_PEM = (
+    "(?i)"
+    + _armour("BEGIN")
+    + f"(?:{_SEP}(?:{_HEADER}|{_CHUNK}))*{_TAIL}"
+    + f"(?:{_SEP}"
+    + _armour("END")
+    + ")?"
+)
+# DER private keys (PKCS#1 RSA, PKCS#8, SEC1 EC) and OpenSSH's "openssh-key-v1", as base64
+_DER_BODY = (
+    r"(?:MII[A-Za-z0-9+/]{3}IBAAK|MII[A-Za-z0-9+/]{3}IBADAN|MIG[A-Za-z0-9+/]AgEAMBMG"
+    r"|MHcCAQEE|MIGkAgEBBD|MIHcAgEBBE|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/]*={0,2}"
+    f"(?:{_SEP}{_CHUNK})*{_TAIL}"
+)
+_KEY_NAMES = (
+    r"pass(?:word|wd|phrase|code)?|pwd|pw|secret|secret[_-]?key|api[_-]?key|apikey"
+    r"|access[_-]?key|access[_-]?token|auth[_-]?token|token|client[_-]?secret|private[_-]?key"
+    r"|credentials?|bearer"
+)
+_ASSIGN = (
+    r"(?i)(?:\b|_)(?:" + _KEY_NAMES + r")[\"'\]]?\s*(?:=>|:=|[:=])\s*"
+    r"(?:(?P<q>[\"'`])(?P<quoted>[^\"'`\s]{6,200})|(?P<bare>[^\s\"'`,;<>{}\[\]()]{6,200}))"
+)
+_PROSE = (
+    r"(?i)\b(?:password|passphrase|passcode|pass|pwd|pw|pin|secret|token|api key)\s+"
+    r"(?:is|was|will be|=|:|set to|reads|of)\s*[:\"'`]?\s*(?P<v>[^\s\"'`]{6,200})"
+)
+_FLAG = (
+    r"(?i)--(?:password|passwd|pass|token|secret|api-key|apikey|auth-token)(?:=|\s+)[\"']?"
+    r"(?P<v>[^\s\"']{4,200})"
+)
+_XML = r"(?i)<(?:password|passwd|secret|api_?key|token|client_?secret)>(?P<v>[^<\s]{4,200})</"
+
+
+class _Pattern(NamedTuple):
+    kind: str
+    rx: Any
+    group: str | None  # the named group holding the value, when the match holds more
+    vet: Callable[[Any], bool] | None  # extra test on the match
+
+
+def _vet_value(m: Any) -> bool:
+    value = next((m.group(g) for g in ("v", "quoted", "bare") if _has(m, g)), "")
+    if not value or is_placeholder(value):
+        return False
+    if _has(m, "bare") and not _has(m, "quoted"):  # unquoted in code: a name is a variable
+        return _mixed(value) and not _CODE_REF.search(value)
+    return not _CODE_REF.search(value)
+
+
+def _vet_prose(m: Any) -> bool:
+    value = m.group("v").rstrip(".,;:!?)")
+    return len(value) >= 6 and _mixed(value) and not is_placeholder(value)
+
+
+def _has(m: Any, group: str) -> bool:
+    try:
+        return m.group(group) is not None
+    except (IndexError, KeyError, re2.error):
+        return False
+
+
+def _mixed(value: str) -> bool:
+    """At least two of: letters, digits, other characters (a secret, not a word or a number)."""
+    classes = (
+        any(c.isalpha() for c in value),
+        any(c.isdigit() for c in value),
+        any(not c.isalnum() for c in value),
+    )
+    return sum(classes) >= 2 and not value.replace(".", "").replace("-", "").isdigit()
+
+
+_CODE_REF = re2.compile(
+    r"(?i)^(?:os\.|process\.env|env\.|getenv|environ|settings\.|config\.|self\.|this\.|req\.|"
+    r"request\.|args\.|params\.|vault:|secretsmanager:|arn:|ssm:|file:|https?:)|\.(?:get|read)\("
+)
+_PLACEHOLDER = re2.compile(
+    r"(?i)^(?:password|passw0rd|pass|pwd|secret|changeme|change[_-]?me|example|redacted"
+    r"|none|null|nil|true|false|undefined|test|dummy|sample|placeholder|todo|tbd|hunter2"
+    r"|your[_-]?[a-z_-]*|my[_-]?(?:password|secret|token|key|pass)|\*+|x+|\.\.\.+|…"
+    r"|<[a-z _.-]+>|\[[a-z _.-]+\]|\{[a-z_]+\}|\$\{[a-z_][a-z0-9_.]*\}|\$[a-z_][a-z0-9_]*"
+    r"|\{\{\s*[\w. |()\"']+\s*\}\}|%\([a-z_]+\)s|%[a-z_]+%|@[a-z_]+@|:[a-z_]+)$"
+)
+_DOC_EXAMPLES = frozenset(
+    {
+        "AKIAIOSFODNN7EXAMPLE",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        (
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9l"
+            "IiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+        ),
+        "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+        "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
+        "pk_test_TYooMQauvdEDq54NiTphI7jx",
+    }
+)
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether the *whole* value is a placeholder (a template reference, a stock word)."""
+    return _PLACEHOLDER.search(value.strip()) is not None
+
+
+def _p(
+    kind: str, rx: str, group: str | None = None, vet: Callable[[Any], bool] | None = None
+) -> _Pattern:
+    return _Pattern(kind, re2.compile(rx), group, vet)
+
+
+_CURATED: tuple[_Pattern, ...] = (
+    _p("private_key", _PEM),
+    _p("private_key", _DER_BODY),
+    _p("private_key", r"PuTTY-User-Key-File-\d+:[^\n]*(?:\r?\n[ \t>]*[^\s][^\n]*)*"),
+    _p(
+        "private_key",
+        r"\{[^{}]*\"kty\"\s*:[^{}]*\"(?:d|k)\"\s*:\s*\"[A-Za-z0-9_-]{16,}\"[^{}]*\}"
+        r"|\{[^{}]*\"(?:d|k)\"\s*:\s*\"[A-Za-z0-9_-]{16,}\"[^{}]*\"kty\"[^{}]*\}",
+    ),
+    _p("aws_access_key_id", r"\b(?i:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Za-z2-7]{16}\b"),
+    _p(
+        "aws_secret_access_key",
+        r"(?i:aws)[\w .-]{0,20}(?i:secret)[\w .-]{0,20}[\"']?\s*[:=]\s*[\"']?"
+        r"(?P<v>[A-Za-z0-9/+]{40})\b",
+        "v",
+    ),
+    _p("github_token", r"\b(?i:gh[pousr]_)[A-Za-z0-9]{36,251}\b"),
+    _p("github_fine_grained_token", r"\b(?i:github_pat_)[A-Za-z0-9_]{82}"),
+    _p("gitlab_token", r"\b(?i:gl(?:pat|ptt|dt|rt|cbt|oas|imt|ft)-)[A-Za-z0-9_-]{20,}"),
+    _p(
+        "slack_webhook",
+        r"(?i:https://hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9+/_-]{20,}",
+    ),
+    _p("slack_token", r"\b(?i:xox[abposre]-|xapp-)[A-Za-z0-9-]{10,}"),
+    _p("stripe_key", r"\b(?i:[sr]k_(?:live|test)_|pk_live_|whsec_)[0-9A-Za-z]{20,}"),
+    _p(
+        "llm_api_key",
+        r"\b(?i:sk-(?:proj-|ant-(?:api\d\d-|admin\d\d-)?|svcacct-|admin-)?)[A-Za-z0-9_-]{32,}",
+    ),
+    _p("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}"),
+    _p("google_oauth_token", r"\bya29\.[0-9A-Za-z_-]{20,}"),
+    _p("sendgrid_key", r"\b(?i:SG)\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
+    _p("npm_token", r"\b(?i:npm_)[A-Za-z0-9]{36}\b"),
+    _p("pypi_token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
+    _p(
+        "azure_storage_key", r"(?i:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{40,}={0,2})", "v"
+    ),
+    _p("azure_sas_signature", r"(?i:[?&;]sig=)(?P<v>[A-Za-z0-9%+/]{30,}(?:%3D|=){0,2})", "v"),
+    _p("jwt", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
+    _p(
+        "connection_string_password",
+        r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@]*:(?P<v>[^\s@/]{3,})@[^\s/]+",
+        "v",
+        lambda m: not is_placeholder(m.group("v")),
+    ),
+    _p(
+        "http_authorization",
+        r"(?i)authorization[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token)\s+(?P<v>[A-Za-z0-9+/=._~-]{12,})",
+        "v",
+    ),
+    _p("credential_assignment", _ASSIGN, "value", _vet_value),
+    _p("credential_assignment", _PROSE, "v", _vet_prose),
+    _p("credential_assignment", _FLAG, "v", lambda m: not is_placeholder(m.group("v"))),
+    _p("credential_assignment", _XML, "v", lambda m: not is_placeholder(m.group("v"))),
+)
+
+
+def _build_set() -> Any:
+    matcher = re2.Set.SearchSet(re2.Options())
+    for pattern in _CURATED:
+        matcher.Add(pattern.rx.pattern)
+    matcher.Compile()
+    return matcher
+
+
+_SET = _build_set()
+
+
+def _span(pattern: _Pattern, m: Any) -> tuple[int, int]:
+    group = pattern.group
+    if group == "value":  # _ASSIGN: whichever of its value groups matched
+        group = "quoted" if _has(m, "quoted") else "bare"
+    start, end = m.span() if group is None else m.span(pattern.rx.groupindex[group])
+    return start, end  # (re2 spans take group numbers, not names)
+
+
+def _curated(text: str) -> Iterator[Finding]:
+    for index in _SET.Match(text) or ():
+        pattern = _CURATED[index]
+        for m in pattern.rx.finditer(text):
+            if pattern.vet is not None and not pattern.vet(m):
+                continue
+            start, end = _span(pattern, m)
+            if text[start:end] not in _DOC_EXAMPLES:
+                yield Finding(pattern.kind, start, end, "")
+
+
+def _gitleaks(text: str) -> Iterator[Finding]:
+    for leak in load_rules().scan(text):
+        secret = text[leak.start : leak.end]
+        if secret not in _DOC_EXAMPLES and not is_placeholder(secret):
+            yield Finding(leak.rule, leak.start, leak.end, "")
+
+
+_ENCODED = re2.compile(
+    r"[A-Za-z0-9+/_-]{28,}={0,2}(?:(?:\\n|\s)*\n[ \t>]*[A-Za-z0-9+/_-]{8,}={0,2})*"
+    r"|\b(?:[0-9a-fA-F]{2}){14,}\b"
+)
+
+
+def _decoded(run: str) -> str | None:
+    """The text a base64 or hex run decodes to, or ``None`` (binary, or not an encoding)."""
+    compact = "".join(run.replace("\\n", "").split()).lstrip(">")
+    data: bytes | None = None
+    try:
+        if len(compact) % 2 == 0 and all(c in "0123456789abcdefABCDEF" for c in compact):
+            data = bytes.fromhex(compact)
+        else:
+            padded = compact + "=" * (-len(compact) % 4)
+            alt = b"-_" if ("-" in compact or "_" in compact) else None
+            data = base64.b64decode(padded, altchars=alt, validate=False)
+    except (binascii.Error, ValueError):
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    printable = sum(c.isprintable() or c in "\n\r\t" for c in text)
+    return text if text and printable >= 0.95 * len(text) else None
+
+
+def _encoded(text: str) -> Iterator[Finding]:
+    for m in _ENCODED.finditer(text):
+        inner = _decoded(m.group(0))
+        if inner is None:
+            continue
+        found = widest([*_curated(inner), *_gitleaks(inner)], _FALLBACKS)
+        if found:
+            yield Finding(f"encoded:{found[0].kind}", m.start(), m.end(), "")
+
+
+_FALLBACKS = frozenset({"credential_assignment", "generic-api-key"})
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """Credentials in ``text``, one finding per secret, spans covering the whole secret."""
+    return widest([*_curated(text), *_gitleaks(text), *_encoded(text)], _FALLBACKS)
