@@ -41,11 +41,13 @@ _MAX_MEM = 64 << 20  # a few rules (generic-api-key) need more than RE2's defaul
 
 
 class Leak(NamedTuple):
-    """One rule's finding: the rule id and the character span of the secret."""
+    """One rule's finding: the rule id, the character span of the secret, and where the whole
+    match starts (the text between is the secret's label, e.g. ``api_key = ``)."""
 
     rule: str
     start: int
     end: int
+    match_start: int
 
 
 def shannon_entropy(text: str) -> float:
@@ -168,7 +170,7 @@ class RuleSet:
                 secret = text[start:end]
                 if not rule.keeps(secret) or self._allowed(rule, secret, m, text):
                     continue
-                yield Leak(rule.id, start, end)
+                yield Leak(rule.id, start, end, m.start())
 
     def _allowed(self, rule: Rule, secret: str, m: Any, text: str) -> bool:
         line_start = text.rfind("\n", 0, m.start()) + 1

@@ -44,8 +44,17 @@ _RESERVED_EMAIL_DOMAINS = ("example.com", "example.org", "example.net")
 _RESERVED_TLDS = (".example", ".test", ".invalid", ".localhost")
 _NINO_BAD_PREFIXES = frozenset({"BG", "GB", "NK", "KN", "TN", "NT", "ZZ"})
 _PHONE_WORDS = (
-    "phone", "tel", "call", "mobile", "cell", "fax", "whatsapp", "sms", "text me", "ring",
-    "contact", "number", "reach", "dial", "móvil", "telefon", "portable", "handy",
+    "phone", "tel", "call", "mobile", "cell", "fax", "whatsapp", "sms", "text me", "contact",
+    "reach", "dial", "móvil", "telefon", "portable", "handy",
+)  # fmt: skip
+# Documentation values: issuers' published test cards, the ISO 13616 and Bundesbank example IBANs
+_DOC_VALUES = frozenset(
+    {
+        "4242424242424242", "4111111111111111", "4012888888881881", "4000056655665556",
+        "5555555555554444", "5105105105105100", "5200828282828210", "2223003122003222",
+        "378282246310005", "371449635398431", "6011111111111117", "3566002020360505",
+        "GB82WEST12345698765432", "DE89370400440532013000", "FR1420041010050500013M02606",
+    }
 )  # fmt: skip
 _CONTEXT = 48  # characters before a candidate searched for its context words
 
@@ -123,6 +132,8 @@ def _card(_text: str, m: Any) -> _Hit | None:
     for n in _CARD_LENGTHS:
         head = digits[:n]
         if len(head) == n and _CARD_ISSUER.search(head) and luhn.is_valid(head):
+            if head in _DOC_VALUES:
+                return None
             end = _prefix_end(run, n)
             if end is not None:
                 return _Hit(m.start(), m.start() + end, head)
@@ -134,15 +145,24 @@ def _iban(_text: str, m: Any) -> _Hit | None:
     compact = _alnum(run)
     for n in range(len(compact), 14, -1):
         if iban.is_valid(compact[:n]):
+            if compact[:n] in _DOC_VALUES:
+                return None
             end = _prefix_end(run, n)
             if end is not None:
                 return _Hit(m.start(), m.start() + end, compact[:n])
     return None
 
 
+def _fictional(e164: str) -> bool:
+    """NANP 555-0100 to 555-0199: reserved for fiction and documentation."""
+    return len(e164) == 12 and e164.startswith("+1") and e164[5:9] == "5550" and e164[9] == "1"
+
+
 def _phone(text: str, m: Any) -> _Hit | None:
     raw = m.group(0)
     international = raw.startswith(("+", "00"))
+    if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "-_/#.:"):
+        return None  # part of an identifier (INV-2026-000417), a path or a version
     if not international:
         punctuated = sum(c in " ().-" for c in raw) >= 1
         if not (punctuated or _near(text, m.start(), _PHONE_WORDS)):
@@ -154,7 +174,7 @@ def _phone(text: str, m: Any) -> _Hit | None:
     if not phonenumbers.is_valid_number(number):
         return None
     e164 = phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
-    return _Hit(m.start(), m.end(), _digits(e164))
+    return None if _fictional(e164) else _Hit(m.start(), m.end(), _digits(e164))
 
 
 def _in_url(text: str, start: int) -> bool:

@@ -69,11 +69,12 @@ _KEY_NAMES = (
 )
 _ASSIGN = (
     r"(?i)(?:\b|_)(?:" + _KEY_NAMES + r")[\"'\]]?\s*(?:=>|:=|[:=])\s*"
-    r"(?:(?P<q>[\"'`])(?P<quoted>[^\"'`\s]{6,200})|(?P<bare>[^\s\"'`,;<>{}\[\]()]{6,200}))"
+    r"(?:(?P<q>[\"'`])(?P<quoted>[^\"'`\s]{6,200})|(?P<bare>[^\s\"'`,;<>{}\[\]()]{6,200})"
+    r"|(?P<wrapped>[<{\[][^\s<>{}\[\]]{6,200}[>}\]]|\$\{[^\s{}]{3,200}\}))"
 )
 _PROSE = (
     r"(?i)\b(?:password|passphrase|passcode|pass|pwd|pw|pin|secret|token|api key)\s+"
-    r"(?:is|was|will be|=|:|set to|reads|of)\s*[:\"'`]?\s*(?P<v>[^\s\"'`]{6,200})"
+    r"(?:is|was|will be|set to|reads)\s*[:\"'`]?\s*(?P<v>[^\s\"'`]{6,200})"
 )
 _FLAG = (
     r"(?i)--(?:password|passwd|pass|token|secret|api-key|apikey|auth-token)(?:=|\s+)[\"']?"
@@ -86,21 +87,47 @@ class _Pattern(NamedTuple):
     kind: str
     rx: Any
     group: str | None  # the named group holding the value, when the match holds more
-    vet: Callable[[Any], bool] | None  # extra test on the match
+    vet: Callable[[Any, str], bool] | None  # extra test on the match (and the text)
 
 
-def _vet_value(m: Any) -> bool:
-    value = next((m.group(g) for g in ("v", "quoted", "bare") if _has(m, g)), "")
-    if not value or is_placeholder(value):
+def _vet_value(m: Any, text: str) -> bool:
+    """An assigned value is a secret unless it is a placeholder or, unquoted, a reference in
+    code (a dotted name, a call, an index, a bare identifier)."""
+    for group in ("wrapped", "quoted", "bare"):
+        if _has(m, group):
+            value = m.group(group)
+            break
+    else:
         return False
-    if _has(m, "bare") and not _has(m, "quoted"):  # unquoted in code: a name is a variable
-        return _mixed(value) and not _CODE_REF.search(value)
-    return not _CODE_REF.search(value)
+    if is_placeholder(value) or _CODE_REF.search(value):
+        return False
+    if group == "wrapped":
+        return _wrapped_secret(value)
+    if group == "bare":
+        follows = text[m.end() : m.end() + 1]
+        return _mixed(value) and not _IDENTIFIER.search(value) and follows not in ("(", "[")
+    return True
 
 
-def _vet_prose(m: Any) -> bool:
+def _wrapped_secret(value: str) -> bool:
+    """``${NAME:-default}`` hides its default; ``<x>``, ``{x}``, ``[x]`` hide ``x``."""
+    inner = value[2:-1] if value.startswith("${") else value[1:-1]
+    if ":-" in inner or ":=" in inner:
+        inner = inner.split(":-", 1)[-1].split(":=", 1)[-1]
+    elif value.startswith("${"):
+        return False
+    return len(inner) >= 6 and _mixed(inner) and not is_placeholder(inner)
+
+
+def _vet_prose(m: Any, _text: str) -> bool:
     value = m.group("v").rstrip(".,;:!?)")
+    if _CODE_REF.search(value) or _IDENTIFIER.search(value) or any(c in value for c in "(["):
+        return False
     return len(value) >= 6 and _mixed(value) and not is_placeholder(value)
+
+
+def _not_placeholder(m: Any, _text: str) -> bool:
+    return not is_placeholder(m.group("v"))
 
 
 def _has(m: Any, group: str) -> bool:
@@ -115,18 +142,21 @@ def _mixed(value: str) -> bool:
     classes = (
         any(c.isalpha() for c in value),
         any(c.isdigit() for c in value),
-        any(not c.isalnum() for c in value),
+        any(not c.isalnum() and c != "_" for c in value),
     )
     return sum(classes) >= 2 and not value.replace(".", "").replace("-", "").isdigit()
 
 
+_IDENTIFIER = re2.compile(r"^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^[a-z_]+$")
 _CODE_REF = re2.compile(
     r"(?i)^(?:os\.|process\.env|env\.|getenv|environ|settings\.|config\.|self\.|this\.|req\.|"
-    r"request\.|args\.|params\.|vault:|secretsmanager:|arn:|ssm:|file:|https?:)|\.(?:get|read)\("
+    r"request\.|args\.|params\.|vault:|secretsmanager:|arn:|ssm:|file:|https?:|secrets\.|getpass\.)"
+    r"|\.(?:get|read)\("
 )
 _PLACEHOLDER = re2.compile(
     r"(?i)^(?:password|passw0rd|pass|pwd|secret|changeme|change[_-]?me|example|redacted"
     r"|none|null|nil|true|false|undefined|test|dummy|sample|placeholder|todo|tbd|hunter2"
+    r"|guest|admin|root|user|postgres|demo|default|secret123|password123"
     r"|your[_-]?[a-z_-]*|my[_-]?(?:password|secret|token|key|pass)|\*+|x+|\.\.\.+|…"
     r"|<[a-z _.-]+>|\[[a-z _.-]+\]|\{[a-z_]+\}|\$\{[a-z_][a-z0-9_.]*\}|\$[a-z_][a-z0-9_]*"
     r"|\{\{\s*[\w. |()\"']+\s*\}\}|%\([a-z_]+\)s|%[a-z_]+%|@[a-z_]+@|:[a-z_]+)$"
@@ -146,13 +176,22 @@ _DOC_EXAMPLES = frozenset(
 )
 
 
+_PLACEHOLDER_BODY = re2.compile(
+    r"(?i)^(?:[a-z]{2,7}[_-](?:(?:live|test|proj|ant|api\d\d|pat|v1)[_-])*)?"
+    r"(?:x{4,}|\*{3,}|0{8,}|\.\.\.+|…|(?:(?:your|my|the|a|an|bot|user|app|api|access|secret|token"
+    r"|key|here|goes|example|placeholder|redacted|test|dummy|fake|sample|xxx+)(?:[_ -]+|$))+)$"
+)
+
+
 def is_placeholder(value: str) -> bool:
-    """Whether the *whole* value is a placeholder (a template reference, a stock word)."""
-    return _PLACEHOLDER.search(value.strip()) is not None
+    """Whether the *whole* value is a placeholder: a template reference, a stock word, or a token
+    prefix followed only by filler (``ghp_xxxx...``, ``xoxb-your-bot-token``, ``sk-...``)."""
+    value = value.strip()
+    return _PLACEHOLDER.search(value) is not None or _PLACEHOLDER_BODY.search(value) is not None
 
 
 def _p(
-    kind: str, rx: str, group: str | None = None, vet: Callable[[Any], bool] | None = None
+    kind: str, rx: str, group: str | None = None, vet: Callable[[Any, str], bool] | None = None
 ) -> _Pattern:
     return _Pattern(kind, re2.compile(rx), group, vet)
 
@@ -186,6 +225,8 @@ _CURATED: tuple[_Pattern, ...] = (
         "llm_api_key",
         r"\b(?i:sk-(?:proj-|ant-(?:api\d\d-|admin\d\d-)?|svcacct-|admin-)?)[A-Za-z0-9_-]{32,}",
     ),
+    _p("telegram_bot_token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b"),
+    _p("vault_token", r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}"),
     _p("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}"),
     _p("google_oauth_token", r"\bya29\.[0-9A-Za-z_-]{20,}"),
     _p("sendgrid_key", r"\b(?i:SG)\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
@@ -200,7 +241,7 @@ _CURATED: tuple[_Pattern, ...] = (
         "connection_string_password",
         r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@]*:(?P<v>[^\s@/]{3,})@[^\s/]+",
         "v",
-        lambda m: not is_placeholder(m.group("v")),
+        _not_placeholder,
     ),
     _p(
         "http_authorization",
@@ -209,8 +250,8 @@ _CURATED: tuple[_Pattern, ...] = (
     ),
     _p("credential_assignment", _ASSIGN, "value", _vet_value),
     _p("credential_assignment", _PROSE, "v", _vet_prose),
-    _p("credential_assignment", _FLAG, "v", lambda m: not is_placeholder(m.group("v"))),
-    _p("credential_assignment", _XML, "v", lambda m: not is_placeholder(m.group("v"))),
+    _p("credential_assignment", _FLAG, "v", _not_placeholder),
+    _p("credential_assignment", _XML, "v", _not_placeholder),
 )
 
 
@@ -228,7 +269,7 @@ _SET = _build_set()
 def _span(pattern: _Pattern, m: Any) -> tuple[int, int]:
     group = pattern.group
     if group == "value":  # _ASSIGN: whichever of its value groups matched
-        group = "quoted" if _has(m, "quoted") else "bare"
+        group = next(g for g in ("wrapped", "quoted", "bare") if _has(m, g))
     start, end = m.span() if group is None else m.span(pattern.rx.groupindex[group])
     return start, end  # (re2 spans take group numbers, not names)
 
@@ -237,18 +278,38 @@ def _curated(text: str) -> Iterator[Finding]:
     for index in _SET.Match(text) or ():
         pattern = _CURATED[index]
         for m in pattern.rx.finditer(text):
-            if pattern.vet is not None and not pattern.vet(m):
+            if pattern.vet is not None and not pattern.vet(m, text):
                 continue
             start, end = _span(pattern, m)
-            if text[start:end] not in _DOC_EXAMPLES:
+            secret = text[start:end]
+            if secret not in _DOC_EXAMPLES and not is_placeholder(secret):
                 yield Finding(pattern.kind, start, end, "")
+
+
+_DIGEST_OR_ID = re2.compile(
+    r"(?i)^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32,128})$"
+)
+_CREDENTIAL_LABEL = re2.compile(r"(?i)pass|secret|token|auth|api|credential|private|bearer")
+
+
+def _generic_noise(rule: str, secret: str, label: str) -> bool:
+    """A generic rule's hit that is a UUID or a hex digest under a label that names no
+    credential (``idempotency_key``, ``checksum_key``): an identifier, not a secret."""
+    return (
+        rule.startswith("generic")
+        and _DIGEST_OR_ID.search(secret) is not None
+        and _CREDENTIAL_LABEL.search(label) is None
+    )
 
 
 def _gitleaks(text: str) -> Iterator[Finding]:
     for leak in load_rules().scan(text):
         secret = text[leak.start : leak.end]
-        if secret not in _DOC_EXAMPLES and not is_placeholder(secret):
-            yield Finding(leak.rule, leak.start, leak.end, "")
+        if secret in _DOC_EXAMPLES or is_placeholder(secret):
+            continue
+        if _generic_noise(leak.rule, secret, text[leak.match_start : leak.start]):
+            continue
+        yield Finding(leak.rule, leak.start, leak.end, "")
 
 
 _ENCODED = re2.compile(
