@@ -145,7 +145,9 @@ def timings(peer: DetectSecrets | None, runs: int) -> dict[str, float]:
 
 def table(results: dict[str, Any], split: str) -> Table:
     ours, peer = results[split]["guard"], results[split].get("detect_secrets")
-    t = Table(title=f"detection, {split} split ({ours['positives']} positives, {ours['benign']} benign)")
+    t = Table(
+        title=f"detection, {split} split ({ours['positives']} positives, {ours['benign']} benign)"
+    )
     t.add_column("kind")
     t.add_column("guard recall", justify="right")
     t.add_column("detect-secrets recall", justify="right")
@@ -173,7 +175,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         peer = None if args.no_peer else DetectSecrets(Path(tmp))
         results: dict[str, Any] = {}
-        for split in ("dev", "heldout", "all"):
+        for split in ("dev", "heldout", "fresh", "all"):
             chosen = [r for r in rows if split == "all" or r["split"] == split]
             results[split] = {"guard": score(chosen, guard_flags)}
             if peer is not None:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import phonenumbers
 from stdnum import iban, luhn
 from stdnum.br import cpf
 from stdnum.es import ccc, dni
@@ -100,15 +101,21 @@ SECRET_VALUES: dict[str, Callable[[], str]] = {
     "github_token": lambda: R.choice(["ghp_", "gho_", "ghs_"]) + rand(ALNUM, 36),
     "github_fine_grained_token": lambda: "github_pat_" + rand(ALNUM, 22) + "_" + rand(ALNUM, 59),
     "gitlab_token": lambda: "glpat-" + rand(URLSAFE, 20),
-    "slack_token": lambda: R.choice(["xoxb-", "xoxp-"])
-    + f"{rand(string.digits, 12)}-{rand(string.digits, 12)}-{rand(ALNUM, 24)}",
-    "slack_app_token": lambda: f"xapp-1-A{rand(UPPER, 10)}-{rand(string.digits, 13)}-{rand(HEX, 64)}",
-    "slack_webhook": lambda: "https://hooks.slack.com/services/T"
-    + rand(UPPER, 10)
-    + "/B"
-    + rand(UPPER, 10)
-    + "/"
-    + rand(ALNUM, 24),
+    "slack_token": lambda: (
+        R.choice(["xoxb-", "xoxp-"])
+        + f"{rand(string.digits, 12)}-{rand(string.digits, 12)}-{rand(ALNUM, 24)}"
+    ),
+    "slack_app_token": lambda: (
+        f"xapp-1-A{rand(UPPER, 10)}-{rand(string.digits, 13)}-{rand(HEX, 64)}"
+    ),
+    "slack_webhook": lambda: (
+        "https://hooks.slack.com/services/T"
+        + rand(UPPER, 10)
+        + "/B"
+        + rand(UPPER, 10)
+        + "/"
+        + rand(ALNUM, 24)
+    ),
     "stripe_key": lambda: R.choice(["sk_live_", "rk_live_", "pk_live_"]) + rand(ALNUM, 34),
     "stripe_webhook_secret": lambda: "whsec_" + rand(ALNUM, 32),
     "openai_key": lambda: "sk-proj-" + rand(URLSAFE, 48) + "T3BlbkFJ" + rand(URLSAFE, 48),
@@ -206,6 +213,13 @@ def a_cpf() -> str:
 
 
 def phone_intl() -> str:
+    while True:  # an allocated number (libphonenumber's metadata), as a real one would be
+        number = _phone_intl_draft()
+        if phonenumbers.is_valid_number(phonenumbers.parse(number, None)):
+            return number
+
+
+def _phone_intl_draft() -> str:
     return R.choice(
         [f"+44 20 7{rand(string.digits, 3)} {rand(string.digits, 4)}",
          f"+1 415 {R.randint(200, 999)} {rand(string.digits, 4)}",
@@ -221,12 +235,16 @@ def phone_national() -> str:
     while exchange == 555:
         exchange = R.randint(201, 999)
     line = rand(string.digits, 4)
-    return R.choice([f"({area}) {exchange}-{line}", f"{area}-{exchange}-{line}", f"{area}.{exchange}.{line}"])
+    return R.choice(
+        [f"({area}) {exchange}-{line}", f"{area}-{exchange}-{line}", f"{area}.{exchange}.{line}"]
+    )
 
 
 def email() -> str:
     user = R.choice(["maria.garcia", "j.smith", "wei.chen", "olu.adeyemi", "anna_k", "p.novak"])
-    domain = R.choice(["gmail.com", "contoso-corp.com", "fastmail.fm", "uni-heidelberg.de", "acme.co.uk"])
+    domain = R.choice(
+        ["gmail.com", "contoso-corp.com", "fastmail.fm", "uni-heidelberg.de", "acme.co.uk"]
+    )
     return f"{user}{R.randint(1, 99)}@{domain}"
 
 
@@ -262,6 +280,9 @@ DEV_SECRET_TEMPLATES = [
     ("quoted", "> the old note said:\n> {v}\n> rotate it soon"),
 ]
 HELDOUT_SECRET_TEMPLATES = [
+    ("split-concat", 'token = (\n    "{h1}"\n    "{h2}"\n)'),
+    ("split-plus", "const key = '{h1}' +\n  '{h2}';"),
+    ("spaced", "the token is {h1} {h2} (a space crept in)"),
     ("shell", "curl -H 'X-Api-Key: {v}' https://api.internal.example/v2/jobs"),
     ("js", "const cfg = {{ token: '{v}', retries: 3 }};"),
     ("toml", '[credentials]\n{n} = "{v}"'),
@@ -281,26 +302,41 @@ ASSIGNED = {  # kinds whose value only means something in an assignment
         ("quoted", '> aws_secret_access_key: "{v}"'),
     ],
     "azure_storage_key": [
-        ("conn", "DefaultEndpointsProtocol=https;AccountName=prodlogs;AccountKey={v};"
-         "EndpointSuffix=core.windows.net"),
-        ("env", "AZURE_STORAGE_CONNECTION_STRING=DefaultEndpointsProtocol=https;AccountName=x;"
-         "AccountKey={v}"),
+        (
+            "conn",
+            "DefaultEndpointsProtocol=https;AccountName=prodlogs;AccountKey={v};"
+            "EndpointSuffix=core.windows.net",
+        ),
+        (
+            "env",
+            "AZURE_STORAGE_CONNECTION_STRING=DefaultEndpointsProtocol=https;AccountName=x;"
+            "AccountKey={v}",
+        ),
         ("json", '{{"connectionString": "AccountName=media;AccountKey={v};"}}'),
         ("prose", "The storage connection string ends with AccountKey={v}"),
         ("code", 'conn = "AccountName=app;AccountKey={v}"'),
         ("yaml", "storage:\n  connection: AccountName=a;AccountKey={v}"),
-        ("sb", "Endpoint=sb://bus.servicebus.windows.net/;SharedAccessKeyName=Root;"
-         "SharedAccessKey={v}"),
+        (
+            "sb",
+            "Endpoint=sb://bus.servicebus.windows.net/;SharedAccessKeyName=Root;"
+            "SharedAccessKey={v}",
+        ),
         ("log", "INFO storage init AccountKey={v} ok"),
     ],
     "azure_sas_signature": [
-        ("url", "https://acct.blob.core.windows.net/c/f.pdf?sv=2022-11-02&se=2026-12-01&sp=r&sig={v}"),
-        ("prose", "Download it from https://files.blob.core.windows.net/x?sp=r&sig={v} before Friday"),
+        (
+            "url",
+            "https://acct.blob.core.windows.net/c/f.pdf?sv=2022-11-02&se=2026-12-01&sp=r&sig={v}",
+        ),
+        (
+            "prose",
+            "Download it from https://files.blob.core.windows.net/x?sp=r&sig={v} before Friday",
+        ),
         ("json", '{{"sasUrl": "https://a.blob.core.windows.net/b?sv=2021&sig={v}"}}'),
         ("env", "BACKUP_URL=https://b.blob.core.windows.net/c?sv=2020&ss=b&sig={v}"),
         ("log", "GET /c/blob?sv=2022&sr=b&sig={v} 200"),
         ("code", 'url = f"{{base}}?sv=2023&sig={v}"'),
-        ("yaml", "sas: \"?sv=2022-11-02&sig={v}\""),
+        ("yaml", 'sas: "?sv=2022-11-02&sig={v}"'),
         ("markdown", "`https://q.queue.core.windows.net/q?sig={v}`"),
     ],
     "connection_string_password": [
@@ -344,11 +380,22 @@ BLOCK_VARIANTS = {  # multi-line secrets: their own shapes
         ("no-end", lambda: "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(pem_body())),
         ("quoted", lambda: "\n".join("> " + x for x in pem().splitlines())),
         ("indented", lambda: "\n".join("    " + x for x in pem().splitlines())),
-        ("proc-type", lambda: "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n"
-         f"DEK-Info: AES-128-CBC,{rand(HEX, 32).upper()}\n\n" + "\n".join(pem_body())
-         + "\n-----END RSA PRIVATE KEY-----"),
+        (
+            "proc-type",
+            lambda: (
+                "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n"
+                f"DEK-Info: AES-128-CBC,{rand(HEX, 32).upper()}\n\n"
+                + "\n".join(pem_body())
+                + "\n-----END RSA PRIVATE KEY-----"
+            ),
+        ),
         ("lower", lambda: pem().lower()),
-        ("spaced", lambda: pem().replace("-----BEGIN RSA PRIVATE KEY-----", "----- BEGIN RSA PRIVATE KEY -----")),
+        (
+            "spaced",
+            lambda: pem().replace(
+                "-----BEGIN RSA PRIVATE KEY-----", "----- BEGIN RSA PRIVATE KEY -----"
+            ),
+        ),
         ("json-escaped", lambda: json.dumps({"private_key": pem()})),
         ("bare-body", lambda: "\n".join(pem_body())),
         ("pkcs8", lambda: pem("")),
@@ -388,7 +435,10 @@ HELDOUT_PII_TEMPLATES = [
 
 def _fill(template: str, kind: str, value: str) -> str:
     name = NAME.get(kind, "api_key")
+    half = len(value) // 2
     return template.format(
+        h1=value[:half],
+        h2=value[half:],
         v=value,
         V=value.upper(),
         n=name,
@@ -397,7 +447,9 @@ def _fill(template: str, kind: str, value: str) -> str:
     )
 
 
-def _row(split: str, kind: str | None, variant: str, text: str, secret: str | None) -> dict[str, Any]:
+def _row(
+    split: str, kind: str | None, variant: str, text: str, secret: str | None
+) -> dict[str, Any]:
     return {"split": split, "kind": kind, "variant": variant, "text": text, "secret": secret}
 
 
@@ -436,7 +488,9 @@ def positives() -> Iterator[dict[str, Any]]:
         for variant, template in HELDOUT_PII_TEMPLATES:
             value = make()
             text = template.format(v=value, V=value.upper(), label=label, label_up=label.upper())
-            yield _row("heldout", kind, variant, text, value.upper() if variant == "upper" else value)
+            yield _row(
+                "heldout", kind, variant, text, value.upper() if variant == "upper" else value
+            )
 
 
 def _block_secret(variant: str, value: str) -> str:
@@ -545,16 +599,29 @@ BENIGN_GENERATED: list[tuple[str, Callable[[], str]]] = [
     ("md5", lambda: f"MD5 ({rand(string.ascii_lowercase, 6)}.iso) = {rand(HEX, 32)}"),
     ("sri", lambda: f'"integrity": "sha512-{base64.b64encode(R.randbytes(64)).decode()}"'),
     ("etag", lambda: f'ETag: "{rand(HEX, 32)}"'),
-    ("version", lambda: f"v{R.randint(0, 9)}.{R.randint(0, 30)}.{R.randint(0, 99)}-rc.{R.randint(1, 9)}"),
+    (
+        "version",
+        lambda: f"v{R.randint(0, 9)}.{R.randint(0, 30)}.{R.randint(0, 99)}-rc.{R.randint(1, 9)}",
+    ),
     ("timestamp", lambda: f"ts={R.randint(1600000000, 1800000000)} seq={R.randint(1, 99999)}"),
-    ("ip", lambda: f"peer {R.randint(1, 223)}.{R.randint(0, 255)}.{R.randint(0, 255)}.{R.randint(1, 254)}:443"),
+    (
+        "ip",
+        lambda: (
+            f"peer {R.randint(1, 223)}.{R.randint(0, 255)}.{R.randint(0, 255)}.{R.randint(1, 254)}:443"
+        ),
+    ),
     ("order", lambda: f"Order number {rand(string.digits, 10)} was refunded."),
     ("doc-key", lambda: f"For example: API_KEY={R.choice(DOC_KEYS)}"),
     ("base64-image", lambda: "data:image/png;base64," + base64.b64encode(R.randbytes(48)).decode()),
     ("hex-binary", lambda: f"nonce: {rand(HEX, 48)}"),
     ("prose", lambda: R.choice(BENIGN_FIXED)),
     ("key-id", lambda: f"key_id: kid-{rand(string.ascii_lowercase, 6)}-{R.randint(1, 9)}"),
-    ("var", lambda: f"{R.choice(['token', 'secret', 'password', 'api_key'])} = {R.choice(['None', 'token', 'config.secret', 'get_secret()', 'args.password'])}"),
+    (
+        "var",
+        lambda: (
+            f"{R.choice(['token', 'secret', 'password', 'api_key'])} = {R.choice(['None', 'token', 'config.secret', 'get_secret()', 'args.password'])}"
+        ),
+    ),
 ]
 
 
@@ -566,8 +633,89 @@ def benign() -> Iterator[dict[str, Any]]:
             yield _row("dev" if R.random() < 0.6 else "heldout", None, variant, make(), None)
 
 
+# -- the "fresh" split: written after the detectors were final, run once, not tuned on --------
+
+FRESH_SECRET_TEMPLATES = [
+    ("traceback", 'Traceback (most recent call last):\n  File "app.py", line 3\n    KEY = "{v}"'),
+    ("query", "https://api.internal.io/v1/items?api_key={v}&page=2"),
+    ("header-log", "> GET /v2/repos HTTP/1.1\n> Authorization: token {v}"),
+    ("k8s", "apiVersion: v1\nkind: Secret\ndata:\n  token: {b64v}"),
+    ("table", "| env | credential |\n|---|---|\n| prod | {v} |"),
+    ("lower", "found this in the logs: {lv}"),
+    ("parens", "(the one for prod is {v})"),
+    ("html", '<meta name="api-key" content="{v}">'),
+    ("terraform", 'variable "token" {{\n  default = "{v}"\n}}'),
+    ("arrow", "Here you go → {v}"),
+]
+FRESH_PII_TEMPLATES = [
+    ("tel", "Tel.: {v}"),
+    ("nospace", "ref {c}"),
+    ("trailing", "{v} (verified)"),
+    ("lower", "details: {lv}"),
+    ("obfuscated", "{obf}"),
+]
+FRESH_BENIGN = [
+    "ISBN 0-306-40615-2",
+    "Deployed at 2026-11-30T12:00:00Z by the pipeline.",
+    "Tracking number 9400111899223817364890",
+    "Invoice 4000 1234 5678 9010 is overdue.",
+    "Windows version 10.0.19045.3693",
+    "Revenue grew +1.5% year on year.",
+    "Call 1-800-FLOWERS for a bouquet.",
+    "ZIP code 94103-1234",
+    "Our live keys start with sk_live_ followed by 24 characters.",
+    "Never paste your token into a chat window.",
+    "The private key is generated by ssh-keygen and never leaves the laptop.",
+    "-----BEGIN PGP SIGNATURE-----\niQEzBAEBCAAdFiEE\n-----END PGP SIGNATURE-----",
+    'resourceVersion: "4815162342"',
+    "image: nginx@sha256:0d17b565c37bcbd895e9d92315a05c1c3c9a29f762b011a10c54a66cd53c9b31",
+    "The meeting ID is 845 2231 9087, passcode on the invite.",
+    "Password rules: 12+ characters, one digit, one symbol.",
+    "export TOKEN_TTL=3600",
+    "secret_santa_budget = 25",
+    'The API returns {"token_type": "bearer", "expires_in": 3600}',
+    "Use `gh auth login` to store your token in the keychain.",
+]
+
+
+def _fresh_fill(template: str, value: str) -> str:
+    return template.format(
+        v=value, lv=value.lower(), b64v=base64.b64encode(value.encode()).decode()
+    )
+
+
+def fresh() -> Iterator[dict[str, Any]]:
+    for kind, make in SECRET_VALUES.items():
+        if kind in BLOCK_VARIANTS or kind in ASSIGNED:
+            continue
+        for variant, template in FRESH_SECRET_TEMPLATES:
+            value = make()
+            text = _fresh_fill(template, value)
+            shown = {"lower": value.lower(), "k8s": base64.b64encode(value.encode()).decode()}
+            yield _row("fresh", kind, variant, text, shown.get(variant, value))
+    for kind, make in PII_VALUES.items():
+        for variant, template in FRESH_PII_TEMPLATES:
+            value = make()
+            compact = "".join(value.split())
+            obf = (
+                value.replace("@", " [at] ").replace(".", " [dot] ") if kind == "email" else compact
+            )
+            text = template.format(v=value, c=compact, lv=value.lower(), obf=obf)
+            secret = {"nospace": compact, "lower": value.lower(), "obfuscated": obf}.get(
+                variant, value
+            )
+            yield _row("fresh", kind, variant, text, secret)
+    for text in FRESH_BENIGN:
+        yield _row("fresh", None, "fixed", text, None)
+    for _ in range(4):
+        for variant, make in BENIGN_GENERATED:
+            yield _row("fresh", None, variant, make(), None)
+
+
 def main() -> None:
     rows = [*positives(), *benign()]
+    R.seed(20261202)
+    rows += list(fresh())
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
     seen: set[str] = set()

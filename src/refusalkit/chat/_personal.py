@@ -153,6 +153,9 @@ def _iban(_text: str, m: Any) -> _Hit | None:
     return None
 
 
+_DOTTED_QUAD = re2.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+
+
 def _fictional(e164: str) -> bool:
     """NANP 555-0100 to 555-0199: reserved for fiction and documentation."""
     return len(e164) == 12 and e164.startswith("+1") and e164[5:9] == "5550" and e164[9] == "1"
@@ -163,6 +166,8 @@ def _phone(text: str, m: Any) -> _Hit | None:
     international = raw.startswith(("+", "00"))
     if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "-_/#.:"):
         return None  # part of an identifier (INV-2026-000417), a path or a version
+    if _DOTTED_QUAD.search(raw):
+        return None
     if not international:
         punctuated = sum(c in " ().-" for c in raw) >= 1
         if not (punctuated or _near(text, m.start(), _PHONE_WORDS)):

@@ -68,7 +68,7 @@ _KEY_NAMES = (
     r"|credentials?|bearer"
 )
 _ASSIGN = (
-    r"(?i)(?:\b|_)(?:" + _KEY_NAMES + r")[\"'\]]?\s*(?:=>|:=|[:=])\s*"
+    r"(?i)(?:\b|_)(?:" + _KEY_NAMES + r")[\"'\]]?(?P<sep>\s*(?:=>|:=|[:=])\s*)"
     r"(?:(?P<q>[\"'`])(?P<quoted>[^\"'`\s]{6,200})|(?P<bare>[^\s\"'`,;<>{}\[\]()]{6,200})"
     r"|(?P<wrapped>[<{\[][^\s<>{}\[\]]{6,200}[>}\]]|\$\{[^\s{}]{3,200}\}))"
 )
@@ -103,10 +103,24 @@ def _vet_value(m: Any, text: str) -> bool:
         return False
     if group == "wrapped":
         return _wrapped_secret(value)
+    if group == "bare" and _literal_context(m.group("sep")):
+        return _secretish(value)
     if group == "bare":
         follows = text[m.end() : m.end() + 1]
         return _mixed(value) and not _IDENTIFIER.search(value) and follows not in ("(", "[")
     return True
+
+
+def _literal_context(separator: str) -> bool:
+    """``KEY=value`` (.env, shell) and ``key: value`` (YAML) hold literals, not variables."""
+    sep = separator.strip()
+    return (sep == ":" and separator.endswith((" ", "\t"))) or separator == "="
+
+
+def _secretish(value: str) -> bool:
+    """A literal that looks chosen, not a word: mixed classes or mixed case, or long."""
+    cased = any(c.isupper() for c in value) and any(c.islower() for c in value)
+    return _mixed(value) or cased or (len(value) >= 12 and not value.isalpha())
 
 
 def _wrapped_secret(value: str) -> bool:
@@ -349,9 +363,40 @@ def _encoded(text: str) -> Iterator[Finding]:
             yield Finding(f"encoded:{found[0].kind}", m.start(), m.end(), "")
 
 
+# A token broken by whitespace ("ghp_abc def") or split across string literals ("ab" + "cd"):
+# the pieces are joined and scanned once more by the curated patterns.
+_PREFIXES = (
+    r"(?i:gh[pousr]_|github_pat_|sk-|[sr]k_live_|pk_live_|whsec_|xox[abposre]-|xapp-|glpat-"
+    r"|AKIA|ASIA|AIza|npm_|SG\.|hv[sbr]\.|pypi-|shpat_|dop_v1_|eyJ|https://hooks\.slack\.com/)"
+)
+_BROKEN = re2.compile(
+    r"\b" + _PREFIXES + r"[A-Za-z0-9_./+-]{2,}(?:(?:[ \t]+|[ \t]*\\?\r?\n[ \t>]*)"
+    r"[A-Za-z0-9_./+-]{3,}){1,3}"
+)
+_LITERALS = re2.compile(
+    r"([\"'`])([A-Za-z0-9_./+:=-]{4,})[\"'`](?:\s*\+?\s*\\?\s*[\"'`]([A-Za-z0-9_./+:=-]{2,})"
+    r"[\"'`]){1,3}"
+)
+_LITERAL = re2.compile(r"[\"'`]([A-Za-z0-9_./+:=-]+)[\"'`]")
+
+
+def _joined(text: str) -> Iterator[Finding]:
+    for m in _BROKEN.finditer(text):
+        whole = "".join(m.group(0).replace("\\", "").replace(">", "").split())
+        for f in _curated(whole):
+            yield Finding(f.kind, m.start(), m.end(), "")
+            break
+    for m in _LITERALS.finditer(text):
+        whole = "".join(piece.group(1) for piece in _LITERAL.finditer(m.group(0)))
+        for f in widest([*_curated(whole), *_gitleaks(whole)], _FALLBACKS):
+            yield Finding(f.kind, m.start(), m.end(), "")
+            break
+
+
 _FALLBACKS = frozenset({"credential_assignment", "generic-api-key"})
 
 
 def find_secrets(text: str) -> list[Finding]:
     """Credentials in ``text``, one finding per secret, spans covering the whole secret."""
-    return widest([*_curated(text), *_gitleaks(text), *_encoded(text)], _FALLBACKS)
+    found = [*_curated(text), *_gitleaks(text), *_encoded(text), *_joined(text)]
+    return widest(found, _FALLBACKS)
