@@ -18,6 +18,7 @@ format (docs/design/chat.md, "Detectors"):
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
@@ -153,7 +154,9 @@ def _iban(_text: str, m: Any) -> _Hit | None:
     return None
 
 
-_DOTTED_QUAD = re2.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+_NOT_A_PHONE = re2.compile(  # dotted quads (IP addresses) and dates
+    r"^\d{1,3}(?:\.\d{1,3}){3}$|^\d{4}[./-]\d{1,2}[./-]\d{1,2}$|^\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$"
+)
 
 
 def _fictional(e164: str) -> bool:
@@ -166,20 +169,38 @@ def _phone(text: str, m: Any) -> _Hit | None:
     international = raw.startswith(("+", "00"))
     if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "-_/#.:"):
         return None  # part of an identifier (INV-2026-000417), a path or a version
-    if _DOTTED_QUAD.search(raw):
+    if _NOT_A_PHONE.search(raw):
         return None
     if not international:
         punctuated = sum(c in " ().-" for c in raw) >= 1
         if not (punctuated or _near(text, m.start(), _PHONE_WORDS)):
             return None
+    e164 = _e164(raw, None if international else phone_region())
+    return None if e164 is None or _fictional(e164) else _Hit(m.start(), m.end(), e164[1:])
+
+
+@functools.lru_cache(maxsize=1024)
+def _e164(raw: str, region: str | None) -> str | None:
+    """The E.164 form of a valid number (libphonenumber), or ``None``; cached, as the same
+    number-like strings recur turn after turn."""
+    if region is not None and len(_digits(raw)) not in _possible_lengths(region):
+        return None
     try:
-        number = phonenumbers.parse(raw, None if international else phone_region())
+        number = phonenumbers.parse(raw, region)
     except phonenumbers.NumberParseException:
         return None
     if not phonenumbers.is_valid_number(number):
         return None
-    e164 = phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
-    return None if _fictional(e164) else _Hit(m.start(), m.end(), _digits(e164))
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+@functools.cache
+def _possible_lengths(region: str) -> frozenset[int]:
+    """National-number lengths the region allows (with a trunk prefix: one more)."""
+    meta = phonenumbers.PhoneMetadata.metadata_for_region(region)
+    desc = meta.general_desc if meta is not None else None
+    lengths = set((desc.possible_length if desc is not None else None) or range(4, 18))
+    return frozenset(lengths | {n + 1 for n in lengths} | {n + 2 for n in lengths})
 
 
 def _in_url(text: str, start: int) -> bool:
@@ -189,14 +210,24 @@ def _in_url(text: str, start: int) -> bool:
     return scheme >= 0 and not any(c.isspace() for c in before[scheme:])
 
 
+def _personal_address(value: str) -> bool:
+    """Not in an RFC 2606 reserved example domain."""
+    domain = value.rsplit("@", 1)[1]
+    return not (domain in _RESERVED_EMAIL_DOMAINS or domain.endswith(_RESERVED_TLDS))
+
+
 def _email(text: str, m: Any) -> _Hit | None:
     if _in_url(text, m.start()):
         return None
     value = m.group(0).lower()
-    domain = value.rsplit("@", 1)[1]
-    if domain in _RESERVED_EMAIL_DOMAINS or domain.endswith(_RESERVED_TLDS):
-        return None
-    return _Hit(m.start(), m.end(), value)
+    return _Hit(m.start(), m.end(), value) if _personal_address(value) else None
+
+
+def _obfuscated_email(_text: str, m: Any) -> _Hit | None:
+    """``name [at] host [dot] tld``: the same address, spelled out."""
+    spelled = re2.sub(r"(?i)\s*[\[(]\s*at\s*[\])]\s*", "@", m.group(0))
+    spelled = re2.sub(r"(?i)\s*[\[(]\s*dot\s*[\])]\s*", ".", spelled).lower()
+    return _Hit(m.start(), m.end(), spelled) if _personal_address(spelled) else None
 
 
 def _nino(value: str) -> bool:
@@ -223,6 +254,12 @@ def _d(kind: str, pattern: str, check: Check) -> _Detector:
 
 _DETECTORS: tuple[_Detector, ...] = (
     _d("email", r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b", _email),
+    _d(
+        "email",
+        r"(?i)\b[a-z0-9._%+-]+\s*[\[(]\s*at\s*[\])]\s*[a-z0-9-]+"
+        r"(?:\s*[\[(]\s*dot\s*[\])]\s*[a-z0-9-]+)+",
+        _obfuscated_email,
+    ),
     _d("payment_card", r"\b\d(?:[ -]?\d){12,24}\b", _card),
     _d(
         "card_security_code",

@@ -239,13 +239,15 @@ _CURATED: tuple[_Pattern, ...] = (
         "llm_api_key",
         r"\b(?i:sk-(?:proj-|ant-(?:api\d\d-|admin\d\d-)?|svcacct-|admin-)?)[A-Za-z0-9_-]{32,}",
     ),
-    _p("telegram_bot_token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b"),
+    _p("telegram_bot_token", r"\b\d{8,10}:(?i:AA)[A-Za-z0-9_-]{33}"),
     _p("vault_token", r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}"),
-    _p("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}"),
+    _p("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
+    _p("digitalocean_token", r"\bdo[por]_v1_[a-f0-9]{64}\b"),
+    _p("google_api_key", r"\b(?i:AIza)[0-9A-Za-z_-]{35}"),
     _p("google_oauth_token", r"\bya29\.[0-9A-Za-z_-]{20,}"),
     _p("sendgrid_key", r"\b(?i:SG)\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
     _p("npm_token", r"\b(?i:npm_)[A-Za-z0-9]{36}\b"),
-    _p("pypi_token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
+    _p("pypi_token", r"\b(?i:pypi-AgE)[A-Za-z0-9_-]{50,}"),
     _p(
         "azure_storage_key", r"(?i:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{40,}={0,2})", "v"
     ),
@@ -367,7 +369,8 @@ def _encoded(text: str) -> Iterator[Finding]:
 # the pieces are joined and scanned once more by the curated patterns.
 _PREFIXES = (
     r"(?i:gh[pousr]_|github_pat_|sk-|[sr]k_live_|pk_live_|whsec_|xox[abposre]-|xapp-|glpat-"
-    r"|AKIA|ASIA|AIza|npm_|SG\.|hv[sbr]\.|pypi-|shpat_|dop_v1_|eyJ|https://hooks\.slack\.com/)"
+    r"|AKIA|ASIA|AIza|npm_|SG\.|hv[sbr]\.|pypi-|shp(?:at|ca|pa|ss)_|do[por]_v1_|eyJ"
+    r"|https://hooks\.slack\.com/|\d{8,10}:AA)"
 )
 _BROKEN = re2.compile(
     r"\b" + _PREFIXES + r"[A-Za-z0-9_./+-]{2,}(?:(?:[ \t]+|[ \t]*\\?\r?\n[ \t>]*)"
