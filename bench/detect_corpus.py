@@ -450,6 +450,8 @@ def _fill(template: str, kind: str, value: str) -> str:
 def _row(
     split: str, kind: str | None, variant: str, text: str, secret: str | None
 ) -> dict[str, Any]:
+    if kind == "slack_webhook" and secret and "/services/" in secret.lower():
+        secret = secret[secret.lower().index("/services/") + 10 :]  # the URL's prefix is public
     return {"split": split, "kind": kind, "variant": variant, "text": text, "secret": secret}
 
 
@@ -720,6 +722,12 @@ def main() -> None:
     OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
     seen: set[str] = set()
     sample = [r for r in rows if r["kind"] and not (r["kind"] in seen or seen.add(r["kind"]))]
+    tricky = {"spaced", "split-concat", "base64", "upper", "lower", "quoted", "json-escaped"}
+    sample += [
+        r
+        for r in rows
+        if r["kind"] and r not in sample and (r["kind"] == "private_key" or r["variant"] in tricky)
+    ][:80]
     SAMPLE.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in sample), "utf-8")
     kinds = {r["kind"] for r in rows if r["kind"]}
     pos = sum(1 for r in rows if r["kind"])

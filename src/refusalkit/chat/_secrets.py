@@ -38,7 +38,7 @@ __all__ = ["find_secrets", "is_placeholder"]
 
 # Between the lines of a key block: line breaks (also as JSON's \n), quote marks, indentation,
 # comment leaders and string concatenation.
-_SEP = r"(?:\\[nr]|[\s>#*\"'`,;|+])*"
+_SEP = r"(?:\\[nr]|[\s>#*/\"'`,;|+])*"
 _CHUNK = r"[A-Za-z0-9+/]{16,}={0,2}"
 _TAIL = r"(?:" + _SEP + r"[A-Za-z0-9+/]{1,15}={0,2})?"
 
@@ -383,17 +383,27 @@ _LITERALS = re2.compile(
 _LITERAL = re2.compile(r"[\"'`]([A-Za-z0-9_./+:=-]+)[\"'`]")
 
 
+def _rejoined(kept: list[int], text: str, first_piece_end: int) -> Iterator[Finding]:
+    """Scan the characters at offsets ``kept`` of ``text`` as one string; a finding that runs
+    past the first piece (so only the joining reveals it) maps back to the original span."""
+    whole = "".join(text[i] for i in kept)
+    for f in widest([*_curated(whole), *_gitleaks(whole)], _FALLBACKS):
+        if kept[f.end - 1] >= first_piece_end:
+            yield Finding(f.kind, kept[f.start], kept[f.end - 1] + 1, "")
+
+
 def _joined(text: str) -> Iterator[Finding]:
     for m in _BROKEN.finditer(text):
-        whole = "".join(m.group(0).replace("\\", "").replace(">", "").split())
-        for f in _curated(whole):
-            yield Finding(f.kind, m.start(), m.end(), "")
-            break
+        kept = [
+            i for i in range(m.start(), m.end()) if not text[i].isspace() and text[i] not in "\\>"
+        ]
+        first = next((i for i in range(m.start(), m.end()) if text[i].isspace()), m.end())
+        yield from _rejoined(kept, text, first)
     for m in _LITERALS.finditer(text):
-        whole = "".join(piece.group(1) for piece in _LITERAL.finditer(m.group(0)))
-        for f in widest([*_curated(whole), *_gitleaks(whole)], _FALLBACKS):
-            yield Finding(f.kind, m.start(), m.end(), "")
-            break
+        pieces = [p.span(1) for p in _LITERAL.finditer(text, m.start(), m.end())]
+        kept = [i for start, end in pieces for i in range(start, end)]
+        if kept:
+            yield from _rejoined(kept, text, pieces[0][1])
 
 
 _FALLBACKS = frozenset({"credential_assignment", "generic-api-key"})
