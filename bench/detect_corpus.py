@@ -223,7 +223,7 @@ def _phone_intl_draft() -> str:
     return R.choice(
         [f"+44 20 7{rand(string.digits, 3)} {rand(string.digits, 4)}",
          f"+1 415 {R.randint(200, 999)} {rand(string.digits, 4)}",
-         f"+49 30 {rand(string.digits, 8)}", f"+33 6 {' '.join(rand(string.digits, 2) for _ in range(4))}",
+         f"+49 30 {rand(string.digits, 8)}", f"+33 6 {' '.join(rand(string.digits, 2) for _ in range(4))}",  # noqa: E501
          f"+34 6{rand(string.digits, 2)} {rand(string.digits, 3)} {rand(string.digits, 3)}",
          f"+61 4{rand(string.digits, 2)} {rand(string.digits, 3)} {rand(string.digits, 3)}"]
     )  # fmt: skip
@@ -304,13 +304,17 @@ ASSIGNED = {  # kinds whose value only means something in an assignment
     "azure_storage_key": [
         (
             "conn",
-            "DefaultEndpointsProtocol=https;AccountName=prodlogs;AccountKey={v};"
-            "EndpointSuffix=core.windows.net",
+            (
+                "DefaultEndpointsProtocol=https;AccountName=prodlogs;AccountKey={v};"
+                "EndpointSuffix=core.windows.net"
+            ),
         ),
         (
             "env",
-            "AZURE_STORAGE_CONNECTION_STRING=DefaultEndpointsProtocol=https;AccountName=x;"
-            "AccountKey={v}",
+            (
+                "AZURE_STORAGE_CONNECTION_STRING=DefaultEndpointsProtocol=https;AccountName=x;"
+                "AccountKey={v}"
+            ),
         ),
         ("json", '{{"connectionString": "AccountName=media;AccountKey={v};"}}'),
         ("prose", "The storage connection string ends with AccountKey={v}"),
@@ -318,8 +322,10 @@ ASSIGNED = {  # kinds whose value only means something in an assignment
         ("yaml", "storage:\n  connection: AccountName=a;AccountKey={v}"),
         (
             "sb",
-            "Endpoint=sb://bus.servicebus.windows.net/;SharedAccessKeyName=Root;"
-            "SharedAccessKey={v}",
+            (
+                "Endpoint=sb://bus.servicebus.windows.net/;SharedAccessKeyName=Root;"
+                "SharedAccessKey={v}"
+            ),
         ),
         ("log", "INFO storage init AccountKey={v} ok"),
     ],
@@ -374,7 +380,7 @@ HELDOUT_ASSIGNED = {
 }
 BLOCK_VARIANTS = {  # multi-line secrets: their own shapes
     "private_key": [
-        ("plain", lambda: pem()),
+        ("plain", pem),
         ("ec", lambda: pem("EC ")),
         ("openssh", lambda: pem("OPENSSH ")),
         ("no-end", lambda: "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(pem_body())),
@@ -510,8 +516,10 @@ DOC_KEYS = [
     "AKIAIOSFODNN7EXAMPLE",
     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
     "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
-    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0"
-    "IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    (
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0"
+        "IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+    ),
     "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
     "xoxb-your-bot-token",
     "<YOUR_API_KEY>",
@@ -565,10 +573,14 @@ BENIGN_FIXED = [
     "The population was 8,336,817 in 2022.",
     "Invoice INV-2026-000417 total 1,234.56 EUR",
     "ssh-keygen -t ed25519 -C 'ci@build'",
-    "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ\n"
-    "-----END CERTIFICATE-----",
-    "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo\n"
-    "-----END PUBLIC KEY-----",
+    (
+        "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ\n"  # noqa: E501
+        "-----END CERTIFICATE-----"
+    ),
+    (
+        "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo\n"  # noqa: E501
+        "-----END PUBLIC KEY-----"
+    ),
     "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7 user@laptop",
     "Your OTP length is 6 digits.",
     "Phone numbers look like +1 (555) 010-0199 in our docs.",
@@ -609,7 +621,7 @@ BENIGN_GENERATED: list[tuple[str, Callable[[], str]]] = [
     (
         "ip",
         lambda: (
-            f"peer {R.randint(1, 223)}.{R.randint(0, 255)}.{R.randint(0, 255)}.{R.randint(1, 254)}:443"
+            f"peer {R.randint(1, 223)}.{R.randint(0, 255)}.{R.randint(0, 255)}.{R.randint(1, 254)}:443"  # noqa: E501
         ),
     ),
     ("order", lambda: f"Order number {rand(string.digits, 10)} was refunded."),
@@ -621,7 +633,7 @@ BENIGN_GENERATED: list[tuple[str, Callable[[], str]]] = [
     (
         "var",
         lambda: (
-            f"{R.choice(['token', 'secret', 'password', 'api_key'])} = {R.choice(['None', 'token', 'config.secret', 'get_secret()', 'args.password'])}"
+            f"{R.choice(['token', 'secret', 'password', 'api_key'])} = {R.choice(['None', 'token', 'config.secret', 'get_secret()', 'args.password'])}"  # noqa: E501
         ),
     ),
 ]
