@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -147,7 +148,12 @@ def test_invalid_utf8_and_lone_surrogates_typed_by_the_user(
             capture_output=True,
             timeout=60,
             check=False,
-            env={"PYTHONIOENCODING": "utf-8", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+            env={
+                "PYTHONIOENCODING": "utf-8",  # strict UTF-8 on stdin, whatever the locale
+                "PATH": "/usr/bin:/bin",
+                "HOME": str(tmp_path),
+                **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
+            },
         )
     assert done.returncode == 0, done.stderr.decode()
     assert b"Traceback" not in done.stderr
