@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +26,6 @@ from support.openai_server import OpenAIServer
 
 SAMPLE = Path(__file__).resolve().parent.parent / "vectors" / "detect-sample.jsonl"
 CASES = [json.loads(x) for x in SAMPLE.read_text("utf-8").splitlines() if x.strip()]
-
-sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
-export = pytest.importorskip("opentelemetry.sdk.trace.export")
-in_memory = pytest.importorskip("opentelemetry.sdk.trace.export.in_memory_span_exporter")
 
 
 def runs(secret: str) -> set[str]:
@@ -107,15 +102,6 @@ def test_show_verdicts_withheld_lines(tmp_path: Path, keyring_path: Path) -> Non
     assert result.exit_code == 0, result.output
     assert result.output.count("withheld:") == len(CASES)
     assert leaked(result.output) == []
-
-
-@pytest.fixture
-def provider() -> Iterator[Any]:
-    tracer_provider = sdk_trace.TracerProvider()
-    tracer_provider.exporter = in_memory.InMemorySpanExporter()
-    tracer_provider.add_span_processor(export.SimpleSpanProcessor(tracer_provider.exporter))
-    yield tracer_provider
-    tracer_provider.shutdown()
 
 
 def test_events_logs_and_telemetry(

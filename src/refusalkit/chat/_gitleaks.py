@@ -20,7 +20,6 @@ semantics follow gitleaks' detector:
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 import tomllib
 from collections import Counter
@@ -31,7 +30,8 @@ from typing import Any, NamedTuple
 
 import re2
 
-from refusalkit.errors import SafetyPackError
+from refusalkit.chat._cues import search_set
+from refusalkit.chat._pinned import read_pinned
 
 __all__ = ["RULES_PATH", "RULES_SHA256", "Leak", "RuleSet", "load_rules", "shannon_entropy"]
 
@@ -148,10 +148,7 @@ class RuleSet:
         options = re2.Options()
         options.case_sensitive = False
         options.max_mem = _MAX_MEM
-        self._prefilter = re2.Set.SearchSet(options)
-        for k in keywords:
-            self._prefilter.Add(re2.escape(k))
-        self._prefilter.Compile()
+        self._prefilter = search_set((re2.escape(k) for k in keywords), options)
 
     def candidates(self, text: str) -> list[Rule]:
         """The rules whose keywords occur in ``text`` (and those without keywords)."""
@@ -196,16 +193,7 @@ def _rule(table: Mapping[str, Any]) -> Rule | None:
 @functools.cache
 def load_rules(path: Path | None = None) -> RuleSet:
     """Load, verify (pinned SHA-256) and compile the rule file; a changed file is fatal."""
-    source = path or RULES_PATH
-    try:
-        raw = source.read_bytes()
-    except OSError as exc:
-        raise SafetyPackError(f"cannot read the secret rules {source}: {exc.strerror}") from exc
-    digest = hashlib.sha256(raw).hexdigest()
-    if digest != RULES_SHA256:
-        raise SafetyPackError(
-            f"the secret rules {source} were altered: sha256 {digest}, expected {RULES_SHA256}"
-        )
+    raw = read_pinned(path or RULES_PATH, RULES_SHA256, "the secret rules")
     data = tomllib.loads(raw.decode("utf-8"))
     rules = [r for r in map(_rule, data["rules"]) if r is not None]
     return RuleSet(rules, Allowlist.from_toml(data.get("allowlist", {})))

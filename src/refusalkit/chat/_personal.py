@@ -36,6 +36,7 @@ from stdnum.it import codicefiscale
 from stdnum.nl import bsn
 from stdnum.us import ssn
 
+from refusalkit.chat._cues import search_set
 from refusalkit.chat._finding import Finding, widest
 
 __all__ = ["PHONE_REGION_ENV", "find_private_data", "normalise", "phone_region"]
@@ -317,15 +318,7 @@ _DETECTORS: tuple[_Detector, ...] = (
 )
 
 
-def _build_set() -> Any:
-    matcher = re2.Set.SearchSet(re2.Options())
-    for detector in _DETECTORS:
-        matcher.Add(detector.rx.pattern)
-    matcher.Compile()
-    return matcher
-
-
-_SET = _build_set()
+_SET = search_set(x.rx.pattern for x in _DETECTORS)
 
 
 def _found(text: str) -> Iterator[Finding]:

@@ -7,7 +7,6 @@ predicates live here, one function each.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from refusalkit.chat._detect import find_private_data, find_secrets, looks_like_refusal
+from refusalkit.chat._pinned import read_pinned
 from refusalkit.chat._verdict import PredicateResult, SafetyVerdict, ToolCall, Turn
 from refusalkit.errors import SafetyPackError
 from refusalkit.model import Action, Decision, PolicyRef
@@ -67,15 +67,8 @@ def load_safety_pack(path: Path | None = None) -> SafetyPack:
     SHA-256 digest, so the pack cannot be swapped.
     """
     source = path or SAFETY_PACK_PATH
-    try:
-        raw = source.read_bytes()
-    except OSError as exc:
-        raise SafetyPackError(f"cannot read the safety pack {source}: {exc.strerror}") from exc
-    digest = hashlib.sha256(raw).hexdigest()
-    if digest != SAFETY_PACK_SHA256:
-        raise SafetyPackError(
-            f"the safety pack {source} was altered: sha256 {digest}, expected {SAFETY_PACK_SHA256}"
-        )
+    raw = read_pinned(source, SAFETY_PACK_SHA256, "the safety pack")
+    digest = SAFETY_PACK_SHA256
     data = json.loads(raw)
     ids = tuple(b["id"] for b in data["boundaries"])
     if ids != SAFETY_BOUNDARIES:  # pragma: no cover - the digest pins the content

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 
 import re2
 
+from refusalkit.chat._cues import search_set
 from refusalkit.chat._finding import Finding, widest
 from refusalkit.chat._gitleaks import load_rules
 
@@ -271,15 +272,7 @@ _CURATED: tuple[_Pattern, ...] = (
 )
 
 
-def _build_set() -> Any:
-    matcher = re2.Set.SearchSet(re2.Options())
-    for pattern in _CURATED:
-        matcher.Add(pattern.rx.pattern)
-    matcher.Compile()
-    return matcher
-
-
-_SET = _build_set()
+_SET = search_set(x.rx.pattern for x in _CURATED)
 
 
 def _span(pattern: _Pattern, m: Any) -> tuple[int, int]:
