@@ -22,9 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from refusalkit.chat import ChatRuntime, ToolCall
+from refusalkit.chat import ChatRuntime, ToolCall, find_private_data, find_secrets, redact_text
 from refusalkit.cli import app
 from refusalkit.examples import example_path
+from refusalkit.keyring import Keyring
 from refusalkit.model import canonical_json
 from support.openai_server import OpenAIServer, Raw, completion_bytes
 
@@ -256,3 +257,12 @@ def test_any_arguments_string_parses_to_a_checkable_call(raw: str) -> None:
     canonical_json(call.to_dict())
     response = ChatRuntime().check("x", "ok", [call])
     canonical_json(response.to_dict())
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=TEXT)
+def test_the_detectors_read_any_text(text: str) -> None:
+    """No exception, spans inside the text, and redaction leaves valid Unicode."""
+    for finding in find_secrets(text) + find_private_data(text):
+        assert 0 <= finding.start < finding.end <= len(text)
+    redact_text(text, Keyring.generate().redactor()).encode("utf-8")

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re2
 
+from refusalkit.chat import _personal, _secrets
 from refusalkit.chat._finding import Finding
-from refusalkit.chat._personal import find_private_data, normalise
-from refusalkit.chat._secrets import find_secrets, is_placeholder
+from refusalkit.chat._personal import normalise
+from refusalkit.chat._secrets import is_placeholder
+from refusalkit.chat._untrusted import clean_text
 
 __all__ = [
     "Finding",
@@ -32,6 +34,21 @@ _REFUSAL = re2.compile(
 )
 
 
+def _checkable(text: str) -> str:
+    """RE2 reads UTF-8: a lone surrogate becomes U+FFFD (one character, so spans stay put)."""
+    return text if text.isascii() else clean_text(text)
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """Credentials in ``text``: one finding per secret, its span covering the whole secret."""
+    return _secrets.find_secrets(_checkable(text))
+
+
+def find_private_data(text: str) -> list[Finding]:
+    """Personal data in ``text``: one finding per value, confirmed by its validator."""
+    return _personal.find_private_data(_checkable(text))
+
+
 def looks_like_refusal(text: str) -> bool:
     """Whether a reply opens as a refusal ("I'm sorry, but I can't ..."): a compliance judge."""
-    return _REFUSAL.search(text[:300]) is not None
+    return _REFUSAL.search(_checkable(text[:300])) is not None

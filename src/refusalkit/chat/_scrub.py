@@ -48,7 +48,10 @@ def _merged(spans: list[_Span], text: str) -> list[_Span]:
 
 def redact_text(text: str, redactor: Redactor) -> str:
     """``text`` with every detected secret and personal-data span replaced by its token. A text
-    the detectors cannot scan is replaced whole (fail closed: nothing unchecked leaves)."""
+    the detectors cannot scan is replaced whole (fail closed: nothing unchecked leaves). The result
+    is valid Unicode: a lone surrogate becomes U+FFFD."""
+    if not text.isascii():
+        text = clean_text(text)
     try:
         spans = _spans(text)
     except Exception:  # noqa: BLE001 - redaction never fails open
