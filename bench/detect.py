@@ -181,7 +181,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         peer = None if args.no_peer else DetectSecrets(Path(tmp))
         results: dict[str, Any] = {}
-        for split in ("dev", "heldout", "fresh", "all"):
+        for split in ("dev", "heldout", "fresh", "blind", "all"):
             chosen = [r for r in rows if split == "all" or r["split"] == split]
             results[split] = {"guard": score(chosen, guard_flags)}
             if peer is not None:

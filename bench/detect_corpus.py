@@ -726,10 +726,78 @@ def fresh() -> Iterator[dict[str, Any]]:
             yield _row("fresh", None, variant, make(), None)
 
 
+# -- the "blind" split: written last, committed before its one run, never tuned on -------------
+
+BLIND_SECRET_TEMPLATES = [
+    ("k8s-env", '- name: SERVICE_TOKEN\n  value: "{v}"'),
+    ("actions", "env:\n  DEPLOY_TOKEN: {v}"),
+    ("compose", "environment:\n  - API_TOKEN={v}"),
+    ("sql", "INSERT INTO creds (svc, token) VALUES ('billing', '{v}');"),
+    ("go", 'cfg := Config{{\n\tToken: "{v}",\n}}'),
+    ("json-log", '{{"level":"info","msg":"auth ok","token":"{v}"}}'),
+    ("sentence", "Your new key: {v}."),
+    ("cookie", "Cookie: theme=dark; token={v}"),
+    ("backticks", "Paste `{v}` into the settings page."),
+    ("windows", "set API_KEY={v}"),
+]
+BLIND_PII_TEMPLATES = [
+    ("vcard", "BEGIN:VCARD\nFN:J. Doe\nNOTE:{v}\nEND:VCARD"),
+    ("record", "Name: J. Doe, {label} {v}, DOB 1990-01-01"),
+    ("json-label", '{{"{label}": "{v}"}}'),
+    ("csv-row", "1042,Doe,J.,{v},active"),
+]
+BLIND_BENIGN = [
+    "/subscriptions/3f1c9a2e-8b7d-4c6e-9f0a-1b2c3d4e5f60/resourceGroups/rg-prod/providers/x",
+    "arn:aws:iam::123456789012:role/deploy-role",
+    "pod web-7d9c8b5f4-x2k9p restarted 3 times",
+    "resolved: https://registry.example/lodash/-/lodash-4.17.21.tgz",
+    "config (base64): eyJ0aGVtZSI6ImRhcmsiLCJsYW5nIjoiZW4ifQ==",
+    "color: #ff00aa; border: 1px solid #00ccff;",
+    "MAC address 00:1A:2B:3C:4D:5E",
+    "EAN 4006381333931 on the label",
+    "ISBN 978-0-306-40615-7",
+    "ABA routing number 021000021 is public.",
+    "Order 4111-2222-3333-4444 is on hold.",
+    'api_key_header = "X-API-Key"',
+    'token_url = "https://oauth2.googleapis.com/token"',
+    "secret_name: prod/db/password",
+    "vault kv get secret/data/app",
+    (
+        "-----BEGIN RSA PUBLIC KEY-----\nMIIBCgKCAQEA+xGZ/wcz9ugFpP07Nspo6U17l0YhFiFpxxU4pTk3Lifz9R3zsIsu\n"  # noqa: E501
+        "-----END RSA PUBLIC KEY-----"
+    ),
+    "Passwords must be rotated every 90 days; tokens expire after one hour.",
+    "The secret ingredient is 2 tsp of smoked paprika.",
+    "Use `openssl rand -hex 32` to generate a key.",
+    "Invoice total: 1 234 567,89 EUR",
+]
+
+
+def blind() -> Iterator[dict[str, Any]]:
+    for kind, make in SECRET_VALUES.items():
+        if kind in BLOCK_VARIANTS or kind in ASSIGNED:
+            continue
+        for variant, template in R.sample(BLIND_SECRET_TEMPLATES, 4):
+            value = make()
+            yield _row("blind", kind, variant, template.format(v=value), value)
+    for kind, make in PII_VALUES.items():
+        for variant, template in BLIND_PII_TEMPLATES:
+            value = make()
+            text = template.format(v=value, label=PII_LABELS[kind])
+            yield _row("blind", kind, variant, text, value)
+    for text in BLIND_BENIGN:
+        yield _row("blind", None, "fixed", text, None)
+    for _ in range(4):
+        for variant, make in BENIGN_GENERATED:
+            yield _row("blind", None, variant, make(), None)
+
+
 def main() -> None:
     rows = [*positives(), *benign()]
     R.seed(20261202)
     rows += list(fresh())
+    R.seed(20261203)
+    rows += list(blind())
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
     seen: set[str] = set()

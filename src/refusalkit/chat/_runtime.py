@@ -29,6 +29,7 @@ from refusalkit.chat._attempt import (
 from refusalkit.chat._detect import find_private_data, looks_like_refusal
 from refusalkit.chat._ethics import EthicsPack, check_ethics, load_ethics_pack_or_default
 from refusalkit.chat._events import TurnEvent, TurnLog, text_digest
+from refusalkit.chat._gitleaks import load_rules
 from refusalkit.chat._responder import Message, Reply, Responder, as_reply
 from refusalkit.chat._response import ChatResponse
 from refusalkit.chat._safety import (
@@ -120,6 +121,7 @@ class ChatRuntime:
         safety_pack_path: Path | None = None,
     ) -> None:
         self.safety_pack = load_safety_pack(safety_pack_path)  # fail closed: raises first
+        load_rules()  # the pinned secret rules: compiled now, so a bad file stops the start
         self.ethics_pack = (
             ethics_pack
             if isinstance(ethics_pack, EthicsPack)
