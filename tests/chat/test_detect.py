@@ -218,6 +218,7 @@ def test_only_whole_placeholders_and_identifiers_are_ignored(text: str) -> None:
         ("iban", "iban: gb33bukb20201555555555"),
         ("phone", "call me on (212) 736-0147"),  # national format, no country code
         ("phone", "cell 212.736.0147"),
+        ("phone", "TEL;TYPE=cell:+49 30 15318398"),  # right after a label's colon
         ("it_codice_fiscale", "CF RSSMRA85T10A562S"),
         ("br_cpf", "CPF 529.982.247-25"),
         ("es_nie", "NIE X1234567L"),

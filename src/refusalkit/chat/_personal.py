@@ -168,7 +168,7 @@ def _fictional(e164: str) -> bool:
 def _phone(text: str, m: Any) -> _Hit | None:
     raw = m.group(0)
     international = raw.startswith(("+", "00"))
-    if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "-_/#.:"):
+    if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "-_/#."):
         return None  # part of an identifier (INV-2026-000417), a path or a version
     if _NOT_A_PHONE.search(raw):
         return None
