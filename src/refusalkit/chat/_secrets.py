@@ -34,6 +34,14 @@ import re2
 from refusalkit.chat._cues import search_set
 from refusalkit.chat._finding import Finding, widest
 from refusalkit.chat._gitleaks import load_rules
+from refusalkit.chat._values import (
+    DOC_EXAMPLES,
+    has_group,
+    is_placeholder,
+    not_placeholder,
+    vet_prose,
+    vet_value,
+)
 
 __all__ = ["find_secrets", "is_placeholder"]
 
@@ -91,120 +99,6 @@ class _Pattern(NamedTuple):
     vet: Callable[[Any, str], bool] | None  # extra test on the match (and the text)
 
 
-def _vet_value(m: Any, text: str) -> bool:
-    """An assigned value is a secret unless it is a placeholder or, unquoted, a reference in
-    code (a dotted name, a call, an index, a bare identifier)."""
-    for group in ("wrapped", "quoted", "bare"):
-        if _has(m, group):
-            value = m.group(group)
-            break
-    else:
-        return False
-    if is_placeholder(value) or _CODE_REF.search(value):
-        return False
-    if group == "wrapped":
-        return _wrapped_secret(value)
-    if group == "bare" and _literal_context(m.group("sep")):
-        return _secretish(value)
-    if group == "bare":
-        follows = text[m.end() : m.end() + 1]
-        return _mixed(value) and not _IDENTIFIER.search(value) and follows not in ("(", "[")
-    return True
-
-
-def _literal_context(separator: str) -> bool:
-    """``KEY=value`` (.env, shell) and ``key: value`` (YAML) hold literals, not variables."""
-    sep = separator.strip()
-    return (sep == ":" and separator.endswith((" ", "\t"))) or separator == "="
-
-
-def _secretish(value: str) -> bool:
-    """A literal that looks chosen, not a word: mixed classes or mixed case, or long."""
-    cased = any(c.isupper() for c in value) and any(c.islower() for c in value)
-    return _mixed(value) or cased or (len(value) >= 12 and not value.isalpha())
-
-
-def _wrapped_secret(value: str) -> bool:
-    """``${NAME:-default}`` hides its default; ``<x>``, ``{x}``, ``[x]`` hide ``x``."""
-    inner = value[2:-1] if value.startswith("${") else value[1:-1]
-    if ":-" in inner or ":=" in inner:
-        inner = inner.split(":-", 1)[-1].split(":=", 1)[-1]
-    elif value.startswith("${"):
-        return False
-    return len(inner) >= 6 and _mixed(inner) and not is_placeholder(inner)
-
-
-def _vet_prose(m: Any, _text: str) -> bool:
-    value = m.group("v").rstrip(".,;:!?)")
-    if _CODE_REF.search(value) or _IDENTIFIER.search(value) or any(c in value for c in "(["):
-        return False
-    return len(value) >= 6 and _mixed(value) and not is_placeholder(value)
-
-
-def _not_placeholder(m: Any, _text: str) -> bool:
-    return not is_placeholder(m.group("v"))
-
-
-def _has(m: Any, group: str) -> bool:
-    try:
-        return m.group(group) is not None
-    except (IndexError, KeyError, re2.error):
-        return False
-
-
-def _mixed(value: str) -> bool:
-    """At least two of: letters, digits, other characters (a secret, not a word or a number)."""
-    classes = (
-        any(c.isalpha() for c in value),
-        any(c.isdigit() for c in value),
-        any(not c.isalnum() and c != "_" for c in value),
-    )
-    return sum(classes) >= 2 and not value.replace(".", "").replace("-", "").isdigit()
-
-
-_IDENTIFIER = re2.compile(r"^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^[a-z_]+$")
-_CODE_REF = re2.compile(
-    r"(?i)^(?:os\.|process\.env|env\.|getenv|environ|settings\.|config\.|self\.|this\.|req\.|"
-    r"request\.|args\.|params\.|vault:|secretsmanager:|arn:|ssm:|file:|https?:|secrets\.|getpass\.)"
-    r"|\.(?:get|read)\("
-)
-_PLACEHOLDER = re2.compile(
-    r"(?i)^(?:password|passw0rd|pass|pwd|secret|changeme|change[_-]?me|example|redacted"
-    r"|none|null|nil|true|false|undefined|test|dummy|sample|placeholder|todo|tbd|hunter2"
-    r"|guest|admin|root|user|postgres|demo|default|secret123|password123"
-    r"|your[_-]?[a-z_-]*|my[_-]?(?:password|secret|token|key|pass)|\*+|x+|\.\.\.+|…"
-    r"|<[a-z _.-]+>|\[[a-z _.-]+\]|\{[a-z_]+\}|\$\{[a-z_][a-z0-9_.]*\}|\$[a-z_][a-z0-9_]*"
-    r"|\{\{\s*[\w. |()\"']+\s*\}\}|%\([a-z_]+\)s|%[a-z_]+%|@[a-z_]+@|:[a-z_]+)$"
-)
-_DOC_EXAMPLES = frozenset(
-    {
-        "AKIAIOSFODNN7EXAMPLE",
-        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-        (
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9l"
-            "IiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
-        ),
-        "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
-        "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
-        "pk_test_TYooMQauvdEDq54NiTphI7jx",
-    }
-)
-
-
-_PLACEHOLDER_BODY = re2.compile(
-    r"(?i)^(?:[a-z]{2,7}[_-](?:(?:live|test|proj|ant|api\d\d|pat|v1)[_-])*)?"
-    r"(?:x{4,}|\*{3,}|0{8,}|\.\.\.+|…|(?:(?:your|my|the|a|an|bot|user|app|api|access|secret|token"
-    r"|key|here|goes|example|placeholder|redacted|test|dummy|fake|sample|xxx+)(?:[_ -]+|$))+)$"
-)
-
-
-def is_placeholder(value: str) -> bool:
-    """Whether the *whole* value is a placeholder: a template reference, a stock word, or a token
-    prefix followed only by filler (``ghp_xxxx...``, ``xoxb-your-bot-token``, ``sk-...``)."""
-    value = value.strip()
-    return _PLACEHOLDER.search(value) is not None or _PLACEHOLDER_BODY.search(value) is not None
-
-
 def _p(
     kind: str, rx: str, group: str | None = None, vet: Callable[[Any, str], bool] | None = None
 ) -> _Pattern:
@@ -258,17 +152,17 @@ _CURATED: tuple[_Pattern, ...] = (
         "connection_string_password",
         r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@]*:(?P<v>[^\s@/]{3,})@[^\s/]+",
         "v",
-        _not_placeholder,
+        not_placeholder,
     ),
     _p(
         "http_authorization",
         r"(?i)authorization[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token)\s+(?P<v>[A-Za-z0-9+/=._~-]{12,})",
         "v",
     ),
-    _p("credential_assignment", _ASSIGN, "value", _vet_value),
-    _p("credential_assignment", _PROSE, "v", _vet_prose),
-    _p("credential_assignment", _FLAG, "v", _not_placeholder),
-    _p("credential_assignment", _XML, "v", _not_placeholder),
+    _p("credential_assignment", _ASSIGN, "value", vet_value),
+    _p("credential_assignment", _PROSE, "v", vet_prose),
+    _p("credential_assignment", _FLAG, "v", not_placeholder),
+    _p("credential_assignment", _XML, "v", not_placeholder),
 )
 
 
@@ -278,7 +172,7 @@ _SET = search_set(x.rx.pattern for x in _CURATED)
 def _span(pattern: _Pattern, m: Any) -> tuple[int, int]:
     group = pattern.group
     if group == "value":  # _ASSIGN: whichever of its value groups matched
-        group = next(g for g in ("wrapped", "quoted", "bare") if _has(m, g))
+        group = next(g for g in ("wrapped", "quoted", "bare") if has_group(m, g))
     start, end = m.span() if group is None else m.span(pattern.rx.groupindex[group])
     return start, end  # (re2 spans take group numbers, not names)
 
@@ -291,7 +185,7 @@ def _curated(text: str) -> Iterator[Finding]:
                 continue
             start, end = _span(pattern, m)
             secret = text[start:end]
-            if secret not in _DOC_EXAMPLES and not is_placeholder(secret):
+            if secret not in DOC_EXAMPLES and not is_placeholder(secret):
                 yield Finding(pattern.kind, start, end, "")
 
 
@@ -314,7 +208,7 @@ def _generic_noise(rule: str, secret: str, label: str) -> bool:
 def _gitleaks(text: str) -> Iterator[Finding]:
     for leak in load_rules().scan(text):
         secret = text[leak.start : leak.end]
-        if secret in _DOC_EXAMPLES or is_placeholder(secret):
+        if secret in DOC_EXAMPLES or is_placeholder(secret):
             continue
         if _generic_noise(leak.rule, secret, text[leak.match_start : leak.start]):
             continue
