@@ -266,3 +266,26 @@ def test_the_detectors_read_any_text(text: str) -> None:
     for finding in find_secrets(text) + find_private_data(text):
         assert 0 <= finding.start < finding.end <= len(text)
     redact_text(text, Keyring.generate().redactor()).encode("utf-8")
+
+
+HOSTILE_TERMINAL = "Fine.\x1b[2J\x1b[H\x1b]52;c;cm0gLXJmIH4K\x1b\\ all\rgood\x9b31m"
+
+
+def test_terminal_control_sequences_are_shown_not_obeyed(
+    tmp_path: Path, keyring_path: Path
+) -> None:
+    """A reply cannot clear the screen, rewrite a line or write the clipboard (OSC 52)."""
+    with OpenAIServer(lambda _body: HOSTILE_TERMINAL + " AKIAQ3EGRT5WZ7XK2LMN") as server:
+        result, _events = _chat(server, tmp_path, keyring_path)
+    assert result.exit_code == 0, result.output
+    assert "\\x1b]52;c;" in result.output  # the withheld line shows it, escaped
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"input": "x", "response": HOSTILE_TERMINAL}) + "\n")
+    table = CliRunner().invoke(
+        app,
+        ["chat", "replay", str(transcript), "--keyring", str(keyring_path), "--format", "table"],
+    )
+    assert table.exit_code == 0, table.output
+    assert "\\x1b[2J" in table.stdout
+    for output in (result.output, table.output):
+        assert not any(c in output for c in "\x1b\r\x9b")

@@ -13,6 +13,7 @@ import contextlib
 import enum
 import json
 import os
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -176,6 +177,16 @@ def chat(
         _interact(runtime, show_verdicts=show_verdicts)
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """Model-written text as a terminal may show it: every control character but line feed and
+    tab as a visible ``\\xNN``, so ANSI and OSC sequences in a reply (clear the screen, rewrite a
+    line, write the clipboard with OSC 52) are shown, never obeyed (ECMA-48 §5)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text.replace("\r\n", "\n"))
+
+
 def _tolerant_stdin() -> None:
     """Bytes that are not UTF-8 on the terminal become U+FFFD instead of ending the session."""
     reconfigure = getattr(sys.stdin, "reconfigure", None)
@@ -197,7 +208,7 @@ def _interact(runtime: Any, *, show_verdicts: bool) -> None:
         if not line.strip():
             continue
         response = runtime.turn(line)  # a ResponderError ends the session: error, hint, exit 2
-        out_console.print(response.surface, markup=False)
+        out_console.print(terminal_safe(response.surface), markup=False)
         if show_verdicts:
             _print_verdicts(response)
 
@@ -219,7 +230,8 @@ def _print_verdicts(response: Any) -> None:
         f"  selected: {wire['selected']} ({wire['selected_why']}); refusal: {what}", markup=False
     )
     if wire["selected"] == "refusal":
-        err_console.print(f"  withheld: {wire['articulation_surface']}", markup=False)
+        withheld = terminal_safe(wire["articulation_surface"])
+        err_console.print(f"  withheld: {withheld}", markup=False)
 
 
 class ReplayFormat(enum.StrEnum):
@@ -231,7 +243,7 @@ class ReplayFormat(enum.StrEnum):
 
 def _one_line(text: str, width: int) -> str:
     """``text`` on one line (line breaks shown as ⏎), cut to ``width`` characters with …."""
-    flat = " ".join(text.replace("\r", "").replace("\n", " ⏎ ").split())
+    flat = " ".join(terminal_safe(text).replace("\n", " ⏎ ").split())
     return flat if len(flat) <= width else flat[: max(1, width - 1)] + "…"
 
 
