@@ -44,7 +44,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from refusalkit.chat import ChatRuntime, find_private_data, find_secrets, redact_text
+from refusalkit.chat import ChatRuntime
+from refusalkit.chat._detect import find_private_data, find_secrets
+from refusalkit.chat._scrub import redact_text
 from refusalkit.keyring import Keyring
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,8 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from stdnum import luhn
 
-from refusalkit.chat import find_private_data, find_secrets, looks_like_refusal, redact_text
 from refusalkit.chat._cues import _REGISTRY, present
+from refusalkit.chat._detect import find_private_data, find_secrets, looks_like_refusal
+from refusalkit.chat._scrub import redact_text
 from refusalkit.keyring import Keyring
 
 SECRETS = {

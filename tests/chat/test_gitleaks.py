@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from refusalkit.chat import find_secrets
+from refusalkit.chat._detect import find_secrets
 from refusalkit.chat._gitleaks import RULES_PATH, RULES_SHA256, load_rules, shannon_entropy
 from refusalkit.errors import SafetyPackError
 

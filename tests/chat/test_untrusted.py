@@ -22,7 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from refusalkit.chat import ChatRuntime, ToolCall, find_private_data, find_secrets, redact_text
+from refusalkit.chat import ChatRuntime, ToolCall
+from refusalkit.chat._detect import find_private_data, find_secrets
+from refusalkit.chat._scrub import redact_text
 from refusalkit.cli import app
 from refusalkit.examples import example_path
 from refusalkit.keyring import Keyring

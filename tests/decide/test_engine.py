@@ -1,4 +1,5 @@
-"""The engine's semantics, stage by stage (DESIGN.md §2), and the Decision it builds (§1)."""
+"""The engine's semantics, stage by stage (docs/design/policy.md), and the Decision it builds
+(docs/design/decision.md)."""
 
 from __future__ import annotations
 
@@ -401,7 +402,8 @@ def test_huge_integers_fail_closed(dp_for: PackFactory) -> None:
 
 
 def test_equality_and_in_literals_of_hidden_classes_are_withheld(dp_for: PackFactory) -> None:
-    """A literal that matched would be the request's value in clear (DESIGN.md §1, Redaction)."""
+    """A literal that matched would be the request's value in clear (docs/design/decision.md,
+    Redaction)."""
     key = "/home/alice/.ssh/id_rsa"
     rules = [
         {"id": "in_cred", "effect": "deny", "when": {"args.path": {"in": [key, "/x"]}}},

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from refusalkit.decide import Pack, load_pack, pack_digest
+from refusalkit.decide import Pack, load_pack
+from refusalkit.decide._pack import pack_digest
 from refusalkit.errors import PolicyError
 from refusalkit.examples import example_path
 from refusalkit.model import canonical_json

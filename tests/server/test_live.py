@@ -26,7 +26,6 @@ from svc_helpers import (
 from refusalkit.journal import (
     NoteVerifier,
     Receipt,
-    canonical_bytes,
     leaf_hash,
     open_checkpoint,
     open_journal,
@@ -34,7 +33,7 @@ from refusalkit.journal import (
     verify_inclusion,
     verify_receipt,
 )
-from refusalkit.model import Decision
+from refusalkit.model import Decision, canonical_json
 from refusalkit.server import KeyStore, Scope
 
 
@@ -262,7 +261,7 @@ def test_proofs_fetched_over_http_verify_offline(
     assert len(entries) == new_cp.size
     for entry in entries[:: max(1, len(entries) // 8)]:
         raw = base64.b64decode(entry["entry_b64"])
-        assert raw == canonical_bytes(entry["record"])
+        assert raw == canonical_json(entry["record"])
         proof = http.get(
             "/v1/journal/proof/inclusion",
             params={"index": entry["index"], "size": new_cp.size},

@@ -3,7 +3,7 @@
 Credentials: ``_secrets`` (curated whole-secret patterns, gitleaks' rules, a decoded rescan).
 Personal data: ``_personal`` (RE2 candidates confirmed by libphonenumber and python-stdnum).
 Both are RE2 only (linear time on untrusted model output) and report kinds and character spans,
-never the matched text, so findings can be logged (docs/design/chat.md, "Detectors").
+never the matched text, so findings can be logged (docs/design/chat-guard.md, "Detectors").
 """
 
 from __future__ import annotations

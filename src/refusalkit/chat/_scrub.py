@@ -1,4 +1,5 @@
-"""Redaction of turn text before it leaves the runtime (DESIGN.md §1 Redaction, §4).
+"""Redaction of turn text before it leaves the runtime (docs/design/decision.md, Redaction;
+docs/design/chat.md).
 
 Every span the safety detectors find in a text (credentials: class ``secret:<kind>``; personal
 data, whoever supplied it: class ``private-data:<kind>``) is replaced by its keyed redaction token,
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from refusalkit._bounded import BoundedCache
 from refusalkit.chat._detect import find_private_data, find_secrets
 from refusalkit.chat._untrusted import clean_text
 from refusalkit.redact import Redactor
@@ -77,7 +79,7 @@ class Scrubber:
     def __init__(self, redactor: Redactor, *, raw: bool = False) -> None:
         self.redactor = redactor
         self.raw = raw
-        self._memo: dict[str, str] = {}
+        self._memo: BoundedCache[str, str] = BoundedCache(self._MEMO_SIZE)
 
     def text(self, text: str) -> str:
         """A text that leaves the runtime (a surface, an articulation)."""
@@ -89,9 +91,7 @@ class Scrubber:
             return redact_text(text, self.redactor)
         done = self._memo.get(text)
         if done is None:
-            if len(self._memo) >= self._MEMO_SIZE:
-                self._memo.clear()
-            done = self._memo[text] = redact_text(text, self.redactor)
+            done = self._memo.put(text, redact_text(text, self.redactor))
         return done
 
     def value(self, obj: Any, *, always: bool = False) -> Any:

@@ -1,4 +1,4 @@
-"""Why-trail steps for the stages and for failures (DESIGN.md §1, WhyStep).
+"""Why-trail steps for the stages and for failures (docs/design/decision.md, WhyStep).
 
 Stage steps have effect ``deny`` and ``matched: true`` when the stage refused. Their ``test``
 says what was checked; ``detail`` says what went wrong, never with a request value in it.
