@@ -19,13 +19,14 @@ PUBLIC = {
         "Pack", "PolicyError", "ProofError", "REASON_CODES_VERSION", "ReasonCode", "Receipt",
         "Redactor", "RefusalkitError", "Request", "RequestError", "ResponderError",
         "RunnerError", "SafetyPackError", "ServiceError", "StoreError", "UsageError",
-        "VerificationError", "WhyStep", "__version__", "canonical_json", "compare", "load_pack",
+        "VerificationError", "WhyStep", "__version__", "canonical_json", "compare", "enforcer",
+        "load_pack",
         "open_journal", "require_baseline", "verify_receipt",
     ],
     "refusalkit.model": [
         "Action", "DECISION_SCHEMA", "Decision", "EngineRef", "PolicyRef",
         "REASON_CODES_VERSION", "ReasonCode", "Request", "Subject", "WhyStep", "canonical_json",
-        "format_timestamp", "now_utc", "parse_request", "uuid7",
+        "format_timestamp", "now_utc", "parse_request", "refusal_line", "uuid7",
     ],
     "refusalkit.decide": [
         "CaseResult", "DecisionEncoder", "DecisionPoint", "Pack", "canonical_bytes",
@@ -33,6 +34,11 @@ PUBLIC = {
         "load_cases", "load_pack", "mint_token", "pack_digest", "public_key_from_seed",
         "run_cases",
     ],
+    "refusalkit.enforce": [
+        "Enforcer", "LocalEnforcer", "ToolBlockedError", "UNAVAILABLE_MESSAGE", "enforcer",
+        "fail_closed",
+    ],
+    "refusalkit.client": ["AsyncClient", "Client"],
     "refusalkit.journal": [
         "BUNDLE_SCHEMA", "Checkpoint", "EMPTY_ROOT", "Journal", "NoteSignature", "NoteVerifier",
         "OpenedNote", "RECEIPT_SCHEMA", "Receipt", "VerifyReport", "canonical_bytes",

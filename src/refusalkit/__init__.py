@@ -2,7 +2,9 @@
 
 The parts: ``refusalkit.model`` (records, no I/O), ``refusalkit.decide`` (the decision point),
 ``refusalkit.journal`` (the transparency log), ``refusalkit.chat`` (the chat turn guard),
-``refusalkit.provenance`` (refusal drift) and ``refusalkit.server`` (the HTTP service).
+``refusalkit.provenance`` (refusal drift), ``refusalkit.server`` (the HTTP service),
+``refusalkit.client`` (its client) and ``refusalkit.integrations`` (agent frameworks);
+``refusalkit.enforcer(policy=PATH, journal=STORE, keyring=PATH)`` is the local ``Enforcer``.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from refusalkit.chat import ChatResponse, ChatRuntime
     from refusalkit.decide import DecisionPoint, Pack, load_pack
+    from refusalkit.enforce import enforcer
     from refusalkit.journal import Journal, Receipt, open_journal, verify_receipt
     from refusalkit.provenance import Directive, compare, require_baseline
 
@@ -61,6 +64,7 @@ _LAZY = {
     "Pack": "refusalkit.decide",
     "Receipt": "refusalkit.journal",
     "compare": "refusalkit.provenance",
+    "enforcer": "refusalkit.enforce",
     "load_pack": "refusalkit.decide",
     "open_journal": "refusalkit.journal",
     "require_baseline": "refusalkit.provenance",
@@ -116,6 +120,7 @@ __all__ = [
     "__version__",
     "canonical_json",
     "compare",
+    "enforcer",
     "load_pack",
     "open_journal",
     "require_baseline",
