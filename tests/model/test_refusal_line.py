@@ -23,9 +23,7 @@ LINE = re.compile(
 )
 
 
-def _decision(
-    action: Action, code: ReasonCode | None, rule: str, message: str | None
-) -> Decision:
+def _decision(action: Action, code: ReasonCode | None, rule: str, message: str | None) -> Decision:
     return Decision(
         "d-1",
         action,

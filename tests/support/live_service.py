@@ -3,16 +3,21 @@ tests (the servers are the service tests' ``ServerProcess``)."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 from svc_helpers import Deployment, ServerProcess, make_keys
 
+from refusalkit.enforce import Enforcer
+from refusalkit.journal import open_journal
 from refusalkit.keyring import Keyring
 
-__all__ = ["TOOLS_PACK", "Deployment", "ServerProcess", "tools_deployment"]
+__all__ = ["TOOLS_PACK", "Deployment", "ServerProcess", "Setup", "tools_deployment"]
 
 # One outcome per tool: read_file allowed, send_email allowed and audited, delete_file denied,
 # wipe_disk blocked; anything else is refused by the default.
@@ -51,3 +56,31 @@ def tools_deployment(root: Path) -> Deployment:
     ring_path = ring.save(root / "keyring.json")
     keys = make_keys(root / "keys.json")
     return Deployment(root, pack, ring_path, ring, keys, str(root / "journal.db"))
+
+
+@dataclass
+class Setup:
+    """An enforcer, the journal it writes, and a fresh session id for the test's caller."""
+
+    kind: str
+    enforcer: Enforcer
+    deployment: Deployment
+    journal: str
+    session: str
+
+    def caller(self) -> dict[str, str]:
+        return {"agent": "coder", "session": self.session}
+
+    def journaled(self) -> list[dict[str, Any]]:
+        """This test's decisions in the journal, oldest first."""
+        with open_journal(self.journal, self.deployment.keyring, create=False) as journal:
+            return [record for _, record in journal.query(session=self.session)]
+
+    def verify(self) -> None:
+        """``refusalkit journal verify`` on the journal passes."""
+        cli = [sys.executable, "-c", "from refusalkit.cli import main; main()", "journal"]
+        ring = ["--keyring", str(self.deployment.keyring_path)]
+        done = subprocess.run(
+            [*cli, "verify", self.journal, *ring], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
