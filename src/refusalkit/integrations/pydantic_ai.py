@@ -1,0 +1,65 @@
+"""PydanticAI: ``RefusalCapability``, a capability that wraps every tool's execution.
+
+``Agent(model, tools=[...], capabilities=[RefusalCapability(enforcer, caller=...)])``: each tool
+call is decided on its validated arguments before the tool runs. On ``deny`` the tool does not
+run and the model reads the refusal line as the tool's return (the decision's wire form rides in
+``ToolReturn.metadata``, which the model does not see); a retryable code (``attestation-failed``,
+``unavailable``) raises ``ModelRetry`` with the line instead, so the model may call again; on
+``block`` the run ends with ``ToolBlockedError`` carrying the decision.
+Install with ``pip install 'refusalkit[pydantic-ai]'``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any
+
+from pydantic_ai import ModelRetry, RunContext, ToolReturn
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.capabilities.abstract import ValidatedToolArgs, WrapToolExecuteHandler
+from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.tools import ToolDefinition
+
+from refusalkit.enforce import Enforcer
+from refusalkit.integrations._guard import Caller, ToolGuard, ToRequest, refused
+from refusalkit.model import refusal_line
+
+__all__ = ["RefusalCapability"]
+
+
+@dataclass
+class RefusalCapability(AbstractCapability[Any]):
+    """Decides each tool call before it runs (see the module docstring)."""
+
+    enforcer: Enforcer
+    _: KW_ONLY
+    caller: Caller | None = None
+    to_request: ToRequest | None = None
+    id: str | None = "refusalkit"
+    guard: ToolGuard = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.guard = ToolGuard(self.enforcer, self.caller, self.to_request)
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        """Not buildable from an agent spec: it holds a live enforcer."""
+        return None
+
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],  # noqa: ARG002 (the framework's hook signature)
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,  # noqa: ARG002 (the framework's hook signature)
+        args: ValidatedToolArgs,
+        handler: WrapToolExecuteHandler,
+    ) -> Any:
+        """Decide, then run the tool only if the decision lets it."""
+        decision = await self.guard.adecide(call.tool_name, args)
+        if not refused(decision):
+            return await handler(args)
+        line = refusal_line(decision)
+        if decision.retryable:
+            raise ModelRetry(line)
+        return ToolReturn(return_value=line, metadata=decision.to_dict())
