@@ -177,3 +177,10 @@ def _assert_failed_closed_no_agent(decision: Decision) -> None:
     assert decision.action is Action.DENY
     assert decision.reason_code is ReasonCode.UNAVAILABLE
     assert "not JSON" in (decision.why_trail[-1].detail or "")
+
+
+def test_an_empty_batch_makes_no_call(scripted) -> None:
+    server = scripted(lambda n: (500, {}, b""))
+    with Client(server.url) as client:
+        assert client.decide_batch([]) == []
+    assert server.calls == 0

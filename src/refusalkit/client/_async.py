@@ -24,6 +24,7 @@ from refusalkit.client._protocol import (
     batch_answer,
     check_consistency,
     check_receipt,
+    chunks,
     decision_answer,
     encode,
     first_retryable,
@@ -93,11 +94,15 @@ class AsyncClient:
 
     async def decide_batch(self, requests: Sequence[Mapping[str, Any]]) -> list[Decision]:
         """Decisions on ``requests``, in order, ``batch_size`` per call; never raises."""
-        size = max(1, self.settings.batch_size)
-        out: list[Decision] = []
-        for start in range(0, len(requests), size):
-            out.extend(await self._chunk(requests[start : start + size]))
-        return out
+        parts = chunks(requests, self.settings.batch_size)
+        gate = asyncio.Semaphore(2)  # two calls in flight, as Client does
+
+        async def one(part: Sequence[Mapping[str, Any]]) -> list[Decision]:
+            async with gate:
+                return await self._chunk(part)
+
+        found = await asyncio.gather(*(one(part) for part in parts))
+        return [d for decisions in found for d in decisions]
 
     async def _chunk(self, chunk: Sequence[Mapping[str, Any]]) -> list[Decision]:
         try:

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import orjson
 
+from refusalkit.client._decode import decode_batch, decode_decision
 from refusalkit.errors import ServiceError, UsageError, VerificationError
 from refusalkit.journal import (
     Checkpoint,
@@ -39,6 +40,7 @@ __all__ = [
     "batch_answer",
     "check_consistency",
     "check_receipt",
+    "chunks",
     "decision_answer",
     "encode",
     "failure_of",
@@ -162,7 +164,10 @@ def decision_answer(response: httpx.Response) -> tuple[Decision, int | None]:
     """The decision of a ``POST /v1/decide`` answer and its journal index."""
     if response.status_code != 200:
         raise failure_of(response)
-    decision = _decision(_json(response))
+    try:
+        decision = decode_decision(response.content)
+    except Exception:  # noqa: BLE001 (the general path names what does not fit, or accepts it)
+        decision = _decision(_json(response))
     raw = response.headers.get(INDEX_HEADER)
     index = int(raw) if raw is not None and raw.isdigit() else None
     return decision, index
@@ -172,6 +177,18 @@ def batch_answer(response: httpx.Response, count: int) -> list[tuple[Decision, i
     """The decisions of a ``POST /v1/decide/batch`` answer, in order, with their indices."""
     if response.status_code != 200:
         raise failure_of(response)
+    try:
+        fast, fast_indices = decode_batch(response.content)
+    except Exception:  # noqa: BLE001 (the general path names what does not fit, or accepts it)
+        return _general_batch(response, count)
+    if len(fast) != count:
+        raise Failure(f"the service answered a batch of {count} with another count", retry=False)
+    if fast_indices is None or len(fast_indices) != count:
+        fast_indices = [None] * count
+    return list(zip(fast, fast_indices, strict=True))
+
+
+def _general_batch(response: httpx.Response, count: int) -> list[tuple[Decision, int | None]]:
     data = _json(response)
     decisions = data.get("decisions") if isinstance(data, dict) else None
     indices = data.get("indices") if isinstance(data, dict) else None
@@ -192,6 +209,12 @@ def should_retry(decision: Decision) -> bool:
     the same request is not sent again.
     """
     return decision.reason_code is ReasonCode.UNAVAILABLE
+
+
+def chunks(requests: Sequence[Mapping[str, Any]], size: int) -> list[Sequence[Mapping[str, Any]]]:
+    """``requests`` in slices of at most ``size`` (none for no requests)."""
+    size = max(1, size)
+    return [requests[i : i + size] for i in range(0, len(requests), size)]
 
 
 def first_retryable(found: tuple[Decision, int | None]) -> bool:

@@ -12,6 +12,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -26,6 +27,7 @@ from refusalkit.client._protocol import (
     batch_answer,
     check_consistency,
     check_receipt,
+    chunks,
     decision_answer,
     encode,
     first_retryable,
@@ -80,6 +82,7 @@ class Client:
         )
         self._indices = Indices()
         self._seen: Checkpoint | None = None
+        self._pool: ThreadPoolExecutor | None = None
 
     # -- deciding (never raises) ---------------------------------------------------------------
 
@@ -101,12 +104,17 @@ class Client:
         return await asyncio.to_thread(self.decide, request)
 
     def decide_batch(self, requests: Sequence[Mapping[str, Any]]) -> list[Decision]:
-        """Decisions on ``requests``, in order, ``batch_size`` per call; never raises."""
-        size = max(1, self.settings.batch_size)
-        out: list[Decision] = []
-        for start in range(0, len(requests), size):
-            out.extend(self._chunk(requests[start : start + size]))
-        return out
+        """Decisions on ``requests``, in order, ``batch_size`` per call; never raises.
+
+        Two calls are in flight at once, so the service decides one chunk while this process
+        reads the last (the answers are joined in order).
+        """
+        parts = chunks(requests, self.settings.batch_size)
+        if len(parts) <= 1:
+            return [d for part in parts for d in self._chunk(part)]
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(2, thread_name_prefix="refusalkit-batch")
+        return [d for found in self._pool.map(self._chunk, parts) for d in found]
 
     def _chunk(self, chunk: Sequence[Mapping[str, Any]]) -> list[Decision]:
         try:
@@ -180,7 +188,9 @@ class Client:
     # -- lifetime -------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pool (and the batch threads)."""
+        if self._pool is not None:
+            self._pool.shutdown()
         self._http.close()
 
     def __enter__(self) -> Client:
