@@ -6,7 +6,6 @@ import re
 
 import pytest
 from hypothesis import given
-from support.decisions import decisions
 
 from refusalkit.model import (
     Action,
@@ -17,6 +16,7 @@ from refusalkit.model import (
     Subject,
     refusal_line,
 )
+from support.decisions import decisions
 
 LINE = re.compile(
     r"refused \((?P<code>[a-z-]+) by (?P<rule>[^\n]*), retryable: (?P<retry>yes|no)\): (?P<msg>.+)"

@@ -36,6 +36,7 @@ __all__ = [
     "Attempts",
     "Failure",
     "Settings",
+    "Setup",
     "any_retryable",
     "batch_answer",
     "check_consistency",
@@ -47,6 +48,7 @@ __all__ = [
     "first_retryable",
     "headers",
     "need_key",
+    "needs_consistency",
     "open_signed_checkpoint",
     "pinned_key",
     "read_answer",
@@ -85,6 +87,41 @@ class Settings:
             return min(max(wait, 0.0), self.max_backoff)
         ceiling = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
         return random.uniform(0.0, ceiling)  # noqa: S311 (jitter, not secrecy)
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """What both clients are made of: the retry settings, the pinned journal, the headers."""
+
+    settings: Settings
+    public_key: bytes | None
+    origin: str | None
+    read_headers: dict[str, str]
+    http: dict[str, Any]  # keyword arguments of httpx.Client / httpx.AsyncClient
+
+    @classmethod
+    def make(
+        cls,
+        url: str,
+        *,
+        api_key: str | None,
+        read_key: str | None,
+        public_key: bytes | str | None,
+        origin: str | None,
+        settings: Settings,
+    ) -> Setup:
+        """Checks the pinned key (``UsageError``) and builds the headers."""
+        http = {
+            "base_url": url.rstrip("/"),
+            "headers": {**headers(api_key), "Content-Type": "application/json"},
+            "timeout": settings.timeout,
+        }
+        return cls(settings, pinned_key(public_key), origin, headers(read_key or api_key), http)
+
+
+def needs_consistency(old: Checkpoint | None, new: Checkpoint) -> bool:
+    """Whether ``new`` must be proven to extend ``old`` (the last checkpoint seen)."""
+    return old is not None and old.size > 0 and (old.size, old.root) != (new.size, new.root)
 
 
 class Attempts:

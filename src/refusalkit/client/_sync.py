@@ -23,6 +23,7 @@ from refusalkit.client._protocol import (
     Attempts,
     Failure,
     Settings,
+    Setup,
     any_retryable,
     batch_answer,
     check_consistency,
@@ -31,10 +32,9 @@ from refusalkit.client._protocol import (
     decision_answer,
     encode,
     first_retryable,
-    headers,
     need_key,
+    needs_consistency,
     open_signed_checkpoint,
-    pinned_key,
     read_answer,
     unreachable,
 )
@@ -70,16 +70,19 @@ class Client:
         batch_size: int = 1000,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        self.settings = Settings(timeout, retries, backoff, batch_size=batch_size)
-        self._public_key = pinned_key(public_key)
-        self._origin = origin
-        self._read_headers = headers(read_key or api_key)
-        self._http = httpx.Client(
-            base_url=url.rstrip("/"),
-            headers={**headers(api_key), "Content-Type": "application/json"},
-            timeout=timeout,
-            transport=transport,
+        settings = Settings(timeout, retries, backoff, batch_size=batch_size)
+        setup = Setup.make(
+            url,
+            api_key=api_key,
+            read_key=read_key,
+            public_key=public_key,
+            origin=origin,
+            settings=settings,
         )
+        self.settings = settings
+        self._public_key, self._origin = setup.public_key, setup.origin
+        self._read_headers = setup.read_headers
+        self._http = httpx.Client(**setup.http, transport=transport)
         self._indices = Indices()
         self._seen: Checkpoint | None = None
         self._pool: ThreadPoolExecutor | None = None
@@ -169,7 +172,7 @@ class Client:
         key = need_key(self._public_key)
         _, new = open_signed_checkpoint(self._get("/v1/journal/checkpoint"), key, self._origin)
         old = self._seen
-        if old is not None and old.size > 0 and (old.size, old.root) != (new.size, new.root):
+        if old is not None and needs_consistency(old, new):
             proof = self._get("/v1/journal/proof/consistency", old=old.size, new=new.size)
             check_consistency(old, new, proof)
         self._seen = new
