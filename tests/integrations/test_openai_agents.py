@@ -161,3 +161,20 @@ def test_server_wide_on_an_mcp_server(
     [record] = setup.journaled()
     assert record["action"] == ("deny" if refused else "allow")
     setup.verify()
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    ['{"path": "/workspace/a.txt", "path": "/etc/shadow"}', '{"path": NaN}', "[1]", "{bad"],
+    ids=["duplicate-key", "nan", "not-an-object", "not-json"],
+)
+def test_arguments_that_could_be_read_two_ways_are_refused(setup: Setup, arguments: str) -> None:
+    """A model that repeats a key could have one value approved and the other run: refused."""
+    ran: list[str] = []
+    model = ScriptedModel(
+        [[function_call("read_file", arguments, call_id="c1")], [assistant_message("done")]]
+    )
+    agent = Agent(name="worker", model=model, tools=_tools(setup, ran))
+    Runner.run_sync(agent, "go")
+    assert ran == []
+    assert _tool_output(model).startswith("refused (unavailable by @unavailable, retryable: yes)")

@@ -8,10 +8,9 @@ call ``deny`` + ``unavailable``: the tool does not run (docs/design/client.md, f
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
-
-import orjson
 
 from refusalkit.enforce import Enforcer, ToolBlockedError, fail_closed
 from refusalkit.model import Action, Decision
@@ -25,12 +24,28 @@ ToRequest = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
 """Maps a framework's tool name and arguments to a request."""
 
 
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise ValueError("a key appears twice in the tool's arguments")
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def json_args(text: str | None) -> dict[str, Any]:
     """Tool arguments sent as JSON text (as OpenAI-style models do); ``ValueError`` for text that
-    is not JSON, ``TypeError`` for JSON that is not an object (empty text is no arguments)."""
+    is not strict JSON, ``TypeError`` for JSON that is not an object (empty text is no arguments).
+
+    A key given twice is refused rather than resolved: the decision point and the tool's own
+    parser might each keep a different one of the two values (RFC 8259 §4 leaves it open), and
+    a prompt-injected model could then get one value approved and the other run.
+    """
     if not text:
         return {}
-    value = orjson.loads(text)
+    value = json.loads(text, object_pairs_hook=_unique, parse_constant=_no_constant)
     if not isinstance(value, dict):
         raise TypeError(f"tool arguments are a JSON {type(value).__name__}, not an object")
     return value
