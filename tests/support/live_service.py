@@ -26,6 +26,10 @@ policy: agent-tools-test
 version: v1
 default: deny
 rules:
+  - id: no_etc
+    effect: deny
+    message: "Files under /etc are off limits."
+    when: {tool: read_file, args.path: {glob: "/etc/**"}}
   - id: reads_ok
     effect: allow
     when: {tool: read_file}
