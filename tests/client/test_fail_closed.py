@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -184,3 +185,16 @@ def test_an_empty_batch_makes_no_call(scripted) -> None:
     with Client(server.url) as client:
         assert client.decide_batch([]) == []
     assert server.calls == 0
+
+
+def test_a_service_slower_than_the_timeout_fails_closed(scripted, point: DecisionPoint) -> None:
+    allow = _body(point.decide(REQ))
+
+    def slow(n: int) -> tuple[int, dict[str, str], bytes]:
+        time.sleep(1.0)
+        return 200, {}, allow
+
+    server = scripted(slow)
+    with Client(server.url, timeout=0.2, retries=1, backoff=0.001) as client:
+        _assert_failed_closed(client.decide(REQ), "cannot be reached (ReadTimeout)")
+    assert server.calls >= 1
