@@ -35,8 +35,8 @@ PUBLIC = {
         "run_cases",
     ],
     "refusalkit.enforce": [
-        "Enforcer", "LocalEnforcer", "ToolBlockedError", "UNAVAILABLE_MESSAGE", "enforcer",
-        "fail_closed",
+        "Enforcer", "JournalWriter", "LocalEnforcer", "ToolBlockedError", "UNAVAILABLE_MESSAGE",
+        "enforcer", "fail_closed",
     ],
     "refusalkit.client": ["AsyncClient", "Client"],
     "refusalkit.journal": [

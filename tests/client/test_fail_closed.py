@@ -14,6 +14,7 @@ import pytest
 
 from refusalkit.client import AsyncClient, Client
 from refusalkit.decide import DecisionPoint, load_pack
+from refusalkit.journal import open_journal
 from refusalkit.model import Action, Decision, ReasonCode
 from support.live_service import Deployment, tools_deployment
 
@@ -204,3 +205,19 @@ def test_a_service_slower_than_the_timeout_fails_closed(scripted, point: Decisio
     server = scripted(slow)
     with Client(server.url, timeout=0.2, retries=1, backoff=0.001) as client:
         _assert_failed_closed(client.decide(REQ), "cannot be reached (ReadTimeout)")
+
+
+def test_decisions_made_while_the_service_is_down_go_to_the_fallback_journal(
+    tmp_path: Path,
+) -> None:
+    deployment = tools_deployment(tmp_path)
+    server = deployment.server()  # never started
+    store = tmp_path / "fallback.db"
+    with open_journal(store, deployment.keyring) as journal:
+        with Client(server.base_url, retries=0, fallback_journal=journal) as client:
+            one = client.decide(REQ)
+            batch = client.decide_batch([REQ, REQ])
+        ids = [r["decision_id"] for _, r in journal.query(schema="refusalkit.decision/v1")]
+        assert ids == [d.decision_id for d in (one, *batch)]
+        journal.checkpoint()
+        assert journal.verify().size == 3

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from refusalkit.client._fallback import Fallback
 from refusalkit.client._indices import Indices
 from refusalkit.client._protocol import (
     Attempts,
@@ -36,7 +37,7 @@ from refusalkit.client._protocol import (
     unreachable,
 )
 from refusalkit.enforce import fail_closed
-from refusalkit.journal import Checkpoint, Receipt
+from refusalkit.journal import Checkpoint, Journal, Receipt
 from refusalkit.model import Decision
 
 __all__ = ["AsyncClient"]
@@ -61,6 +62,7 @@ class AsyncClient:
         backoff: float = 0.05,
         batch_size: int = 1000,
         transport: httpx.AsyncBaseTransport | None = None,
+        fallback_journal: Journal | None = None,
     ) -> None:
         settings = Settings(timeout, retries, backoff, batch_size=batch_size)
         setup = Setup.make(
@@ -76,6 +78,7 @@ class AsyncClient:
         self._read_headers = setup.read_headers
         self._http = httpx.AsyncClient(**setup.http, transport=transport)
         self._indices = Indices()
+        self._fallback = Fallback(fallback_journal)
         self._seen: Checkpoint | None = None
 
     async def decide(self, request: Mapping[str, Any]) -> Decision:
@@ -89,7 +92,9 @@ class AsyncClient:
             decision, index = await self._attempts(once, first_retryable)
         except Failure as failure:
             log.warning("decision failed closed: %s", failure.problem)
-            return fail_closed(request, failure.problem)
+            decision = fail_closed(request, failure.problem)
+            self._fallback.record([decision])
+            return decision
         self._indices.remember(decision, index)
         return decision
 
@@ -117,7 +122,9 @@ class AsyncClient:
             answers = await self._attempts(once, any_retryable)
         except Failure as failure:
             log.warning("batch of %d failed closed: %s", len(chunk), failure.problem)
-            return [fail_closed(r, failure.problem) for r in chunk]
+            refused = [fail_closed(r, failure.problem) for r in chunk]
+            self._fallback.record(refused)
+            return refused
         for decision, index in answers:
             self._indices.remember(decision, index)
         return [decision for decision, _ in answers]

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from refusalkit.client._fallback import Fallback
 from refusalkit.client._indices import Indices
 from refusalkit.client._protocol import (
     Attempts,
@@ -39,7 +40,7 @@ from refusalkit.client._protocol import (
     unreachable,
 )
 from refusalkit.enforce import fail_closed
-from refusalkit.journal import Checkpoint, Receipt
+from refusalkit.journal import Checkpoint, Journal, Receipt
 from refusalkit.model import Decision
 
 __all__ = ["Client"]
@@ -53,7 +54,8 @@ class Client:
 
     ``public_key`` (the journal's Ed25519 key, raw or base64, obtained out of band) and
     ``origin`` pin the journal for ``checkpoint`` and ``verify_inclusion``; ``read_key`` is
-    the API key with the ``read`` scope, when it is not ``api_key``.
+    the API key with the ``read`` scope, when it is not ``api_key``. ``fallback_journal``, a
+    local ``Journal``, records the decisions this client makes itself when it fails closed.
     """
 
     def __init__(
@@ -69,6 +71,7 @@ class Client:
         backoff: float = 0.05,
         batch_size: int = 1000,
         transport: httpx.BaseTransport | None = None,
+        fallback_journal: Journal | None = None,
     ) -> None:
         settings = Settings(timeout, retries, backoff, batch_size=batch_size)
         setup = Setup.make(
@@ -84,6 +87,7 @@ class Client:
         self._read_headers = setup.read_headers
         self._http = httpx.Client(**setup.http, transport=transport)
         self._indices = Indices()
+        self._fallback = Fallback(fallback_journal)
         self._seen: Checkpoint | None = None
         self._pool: ThreadPoolExecutor | None = None
 
@@ -98,7 +102,9 @@ class Client:
             )
         except Failure as failure:
             log.warning("decision failed closed: %s", failure.problem)
-            return fail_closed(request, failure.problem)
+            decision = fail_closed(request, failure.problem)
+            self._fallback.record([decision])
+            return decision
         self._indices.remember(decision, index)
         return decision
 
@@ -128,7 +134,9 @@ class Client:
             )
         except Failure as failure:
             log.warning("batch of %d failed closed: %s", len(chunk), failure.problem)
-            return [fail_closed(r, failure.problem) for r in chunk]
+            refused = [fail_closed(r, failure.problem) for r in chunk]
+            self._fallback.record(refused)
+            return refused
         for decision, index in answers:
             self._indices.remember(decision, index)
         return [decision for decision, _ in answers]

@@ -5,12 +5,19 @@
 is ``deny`` + ``unavailable`` (``fail_closed``), never an allow.
 """
 
-from refusalkit.enforce._enforcer import Enforcer, LocalEnforcer, ToolBlockedError, enforcer
+from refusalkit.enforce._enforcer import (
+    Enforcer,
+    JournalWriter,
+    LocalEnforcer,
+    ToolBlockedError,
+    enforcer,
+)
 from refusalkit.enforce._failclosed import UNAVAILABLE_MESSAGE, fail_closed
 
 __all__ = [
     "UNAVAILABLE_MESSAGE",
     "Enforcer",
+    "JournalWriter",
     "LocalEnforcer",
     "ToolBlockedError",
     "enforcer",

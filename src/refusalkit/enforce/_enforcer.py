@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
@@ -23,7 +23,7 @@ from refusalkit.journal import Journal, decision_fields, open_journal
 from refusalkit.keyring import Keyring
 from refusalkit.model import Decision, refusal_line
 
-__all__ = ["Enforcer", "LocalEnforcer", "ToolBlockedError", "enforcer"]
+__all__ = ["Enforcer", "JournalWriter", "LocalEnforcer", "ToolBlockedError", "enforcer"]
 
 log = logging.getLogger("refusalkit.enforce")
 
@@ -51,29 +51,45 @@ class ToolBlockedError(RefusalkitError):
         self.decision = decision
 
 
+class JournalWriter:
+    """Appends decisions to a ``Journal`` as their RFC 8785 bytes (``DecisionEncoder``), one
+    append per call, serialised by a lock so threads may share it. Raises what the journal
+    raises."""
+
+    __slots__ = ("_encoder", "_lock", "journal")
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        self._encoder = DecisionEncoder()
+        self._lock = threading.Lock()
+
+    def append(self, decisions: Sequence[Decision]) -> list[int]:
+        """The decisions' journal indices."""
+        entries = [(self._encoder.encode(d), decision_fields(d)) for d in decisions]
+        with self._lock:
+            return self.journal.append_encoded(entries)
+
+
 class LocalEnforcer:
     """A ``DecisionPoint`` in this process, journaling each decision when given a ``Journal``.
 
     Thread-safe: the decision point is, and journal appends are serialised by a lock.
     """
 
-    __slots__ = ("_encoder", "_lock", "journal", "point")
+    __slots__ = ("_writer", "journal", "point")
 
     def __init__(self, point: DecisionPoint, journal: Journal | None = None) -> None:
         self.point = point
         self.journal = journal
-        self._encoder = DecisionEncoder()
-        self._lock = threading.Lock()
+        self._writer = JournalWriter(journal) if journal is not None else None
 
     def decide(self, request: Mapping[str, Any]) -> Decision:
         """Decide, then journal; a decision the journal cannot take becomes a fail-closed one."""
         decision = self.point.decide(request)
-        if self.journal is None:
+        if self._writer is None:
             return decision
         try:
-            entry = (self._encoder.encode(decision), decision_fields(decision))
-            with self._lock:
-                self.journal.append_encoded([entry])
+            self._writer.append([decision])
         except Exception as exc:  # noqa: BLE001 (fail closed: an unjournaled decision is not in force)
             log.warning("journal append failed, the call is refused: %s", type(exc).__name__)
             return fail_closed(
