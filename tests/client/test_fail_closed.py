@@ -221,3 +221,19 @@ def test_decisions_made_while_the_service_is_down_go_to_the_fallback_journal(
         assert ids == [d.decision_id for d in (one, *batch)]
         journal.checkpoint()
         assert journal.verify().size == 3
+
+
+def test_any_error_inside_the_client_is_a_refusal_not_an_exception(tmp_path: Path) -> None:
+    """Even a misuse (a closed client) refuses rather than raising into the agent."""
+    client = Client("http://127.0.0.1:9", retries=0)
+    client.close()
+    _assert_failed_closed(client.decide(REQ), "the client failed (RuntimeError)")
+    [batched] = client.decide_batch([REQ])
+    _assert_failed_closed(batched, "the client failed (RuntimeError)")
+
+    async def run() -> Decision:
+        async with AsyncClient("http://127.0.0.1:9", retries=0) as closed:
+            pass
+        return await closed.decide(REQ)
+
+    _assert_failed_closed(asyncio.run(run()), "the client failed (RuntimeError)")

@@ -36,7 +36,6 @@ from refusalkit.client._protocol import (
     read_answer,
     unreachable,
 )
-from refusalkit.enforce import fail_closed
 from refusalkit.journal import Checkpoint, Journal, Receipt
 from refusalkit.model import Decision
 
@@ -90,11 +89,8 @@ class AsyncClient:
                 return decision_answer(await self._post("/v1/decide", body))
 
             decision, index = await self._attempts(once, first_retryable)
-        except Failure as failure:
-            log.warning("decision failed closed: %s", failure.problem)
-            decision = fail_closed(request, failure.problem)
-            self._fallback.record([decision])
-            return decision
+        except Exception as exc:  # noqa: BLE001 (fail closed: nothing raises into a decision)
+            return self._fallback.refuse([request], exc)[0]
         self._indices.remember(decision, index)
         return decision
 
@@ -120,11 +116,8 @@ class AsyncClient:
                 return batch_answer(await self._post("/v1/decide/batch", body), len(chunk))
 
             answers = await self._attempts(once, any_retryable)
-        except Failure as failure:
-            log.warning("batch of %d failed closed: %s", len(chunk), failure.problem)
-            refused = [fail_closed(r, failure.problem) for r in chunk]
-            self._fallback.record(refused)
-            return refused
+        except Exception as exc:  # noqa: BLE001 (fail closed: nothing raises into a decision)
+            return self._fallback.refuse(chunk, exc)
         for decision, index in answers:
             self._indices.remember(decision, index)
         return [decision for decision, _ in answers]

@@ -10,9 +10,11 @@ line.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from refusalkit.enforce import JournalWriter
+from refusalkit.client._protocol import refusal_problem
+from refusalkit.enforce import JournalWriter, fail_closed
 from refusalkit.journal import Journal
 from refusalkit.model import Decision
 
@@ -22,12 +24,20 @@ log = logging.getLogger("refusalkit.client")
 
 
 class Fallback:
-    """Journals locally made decisions, best effort."""
+    """Makes the client's own fail-closed decisions and journals them, best effort."""
 
     __slots__ = ("_writer",)
 
     def __init__(self, journal: Journal | None) -> None:
         self._writer = JournalWriter(journal) if journal is not None else None
+
+    def refuse(self, requests: Sequence[Mapping[str, Any]], exc: Exception) -> list[Decision]:
+        """Fail-closed decisions on ``requests`` for ``exc``, recorded (best effort)."""
+        problem = refusal_problem(exc)
+        log.warning("%d decision(s) failed closed: %s", len(requests), problem)
+        refused = [fail_closed(r, problem) for r in requests]
+        self.record(refused)
+        return refused
 
     def record(self, decisions: Sequence[Decision]) -> None:
         """Append ``decisions`` (no-op without a journal); never raises."""

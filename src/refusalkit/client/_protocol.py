@@ -52,6 +52,7 @@ __all__ = [
     "open_signed_checkpoint",
     "pinned_key",
     "read_answer",
+    "refusal_problem",
     "should_retry",
     "unreachable",
 ]
@@ -338,6 +339,14 @@ def check_receipt(
         raise VerificationError(f"the receipt is from origin {receipt.origin!r}, not {origin!r}")
     verify_receipt(canonical_bytes(decision.to_dict()), receipt, public_key=public_key)
     return receipt
+
+
+def refusal_problem(exc: Exception) -> str:
+    """What went wrong, for the ``@unavailable`` step: a ``Failure``'s own words, else only the
+    error's type (its message might quote the request)."""
+    if isinstance(exc, Failure):
+        return exc.problem
+    return f"the client failed ({type(exc).__name__})"
 
 
 def unreachable(exc: Exception) -> ServiceError:

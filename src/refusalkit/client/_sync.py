@@ -39,7 +39,6 @@ from refusalkit.client._protocol import (
     read_answer,
     unreachable,
 )
-from refusalkit.enforce import fail_closed
 from refusalkit.journal import Checkpoint, Journal, Receipt
 from refusalkit.model import Decision
 
@@ -100,11 +99,8 @@ class Client:
             decision, index = self._attempts(
                 lambda: decision_answer(self._post("/v1/decide", body)), first_retryable
             )
-        except Failure as failure:
-            log.warning("decision failed closed: %s", failure.problem)
-            decision = fail_closed(request, failure.problem)
-            self._fallback.record([decision])
-            return decision
+        except Exception as exc:  # noqa: BLE001 (fail closed: nothing raises into a decision)
+            return self._fallback.refuse([request], exc)[0]
         self._indices.remember(decision, index)
         return decision
 
@@ -132,11 +128,8 @@ class Client:
                 lambda: batch_answer(self._post("/v1/decide/batch", body), len(chunk)),
                 retry_if=any_retryable,
             )
-        except Failure as failure:
-            log.warning("batch of %d failed closed: %s", len(chunk), failure.problem)
-            refused = [fail_closed(r, failure.problem) for r in chunk]
-            self._fallback.record(refused)
-            return refused
+        except Exception as exc:  # noqa: BLE001 (fail closed: nothing raises into a decision)
+            return self._fallback.refuse(chunk, exc)
         for decision, index in answers:
             self._indices.remember(decision, index)
         return [decision for decision, _ in answers]
