@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -76,3 +77,24 @@ def test_to_request_maps_names_and_caller_is_added() -> None:
         "args": {"path": "/a"},
         "caller": {"agent": "coder", "token": "t"},
     }
+
+
+class _Broken:
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+
+    def decide(self, request: Any) -> Any:
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+    async def adecide(self, request: Any) -> Any:
+        return self.decide(request)
+
+
+@pytest.mark.parametrize("answer", [RuntimeError("boom"), None, {"action": "allow"}])
+def test_an_enforcer_that_raises_or_answers_nonsense_refuses(answer: Any) -> None:
+    guard = ToolGuard(_Broken(answer))
+    for decision in (guard.decide("t", {}), asyncio.run(guard.adecide("t", {}))):
+        assert (decision.action, decision.reason_code) == (Action.DENY, ReasonCode.UNAVAILABLE)
+        assert "the enforcer failed" in (decision.why_trail[-1].detail or "")

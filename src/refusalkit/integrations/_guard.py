@@ -86,14 +86,34 @@ class ToolGuard:
     def decide(self, tool: str, args: Any) -> Decision:
         """The decision on calling ``tool`` with ``args``."""
         request = self._build(tool, args)
-        return request if isinstance(request, Decision) else self.enforcer.decide(request)
+        if isinstance(request, Decision):
+            return request
+        try:
+            return _checked(self.enforcer.decide(request))
+        except Exception as exc:  # noqa: BLE001 (fail closed: an enforcer that broke its promise)
+            return _broken(request, exc)
 
     async def adecide(self, tool: str, args: Any) -> Decision:
         """``decide`` for async frameworks."""
         request = self._build(tool, args)
         if isinstance(request, Decision):
             return request
-        return await self.enforcer.adecide(request)
+        try:
+            return _checked(await self.enforcer.adecide(request))
+        except Exception as exc:  # noqa: BLE001 (fail closed: an enforcer that broke its promise)
+            return _broken(request, exc)
+
+
+def _checked(decision: Any) -> Decision:
+    if not isinstance(decision, Decision):
+        raise TypeError(f"the enforcer answered a {type(decision).__name__}, not a Decision")
+    return decision
+
+
+def _broken(request: Mapping[str, Any], exc: Exception) -> Decision:
+    """An enforcer of the user's own that raised or answered nonsense: refuse (only the error's
+    type is kept; its message might quote the request)."""
+    return fail_closed(request, f"the enforcer failed ({type(exc).__name__})")
 
 
 def refused(decision: Decision) -> bool:
