@@ -6,9 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from refusalkit.chat import find_private_data, find_secrets, looks_like_refusal
 from refusalkit.chat._cues import _REGISTRY, present
-from refusalkit.chat._detect import luhn_valid
+from refusalkit.chat._detect import find_private_data, find_secrets, looks_like_refusal, luhn_valid
 
 SECRETS = {
     "aws_access_key_id": "use AKIAIOSFODNN7EXAMPLE for the bucket",

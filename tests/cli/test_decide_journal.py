@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from refusalkit.cli import app
-from refusalkit.cli._decide import demo_journal_path
+from refusalkit.cli._demo import demo_journal_path
 from refusalkit.examples import example_path
 from refusalkit.journal import open_journal, verify_receipt
 from refusalkit.keyring import Keyring

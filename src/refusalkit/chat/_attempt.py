@@ -1,6 +1,6 @@
 """One guarded attempt (an articulation and its verdicts) and the Decision of a refused turn.
 
-DESIGN.md §4: a refused turn also yields a Decision (``deny``, ``policy-denied``,
+docs/design/chat.md: a refused turn also yields a Decision (``deny``, ``policy-denied``,
 ``matched_rule`` = the first tagged id) with a why-trail of the violated predicates, so the same
 journal queries and dashboards count chat refusals. Its policy reference names both packs: id and
 version joined by ``+``, digest = SHA-256 of the RFC 8785 form of the two pack digests.
@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from refusalkit import __version__
+from refusalkit._version import __version__
 from refusalkit.chat._safety import SAFETY_BOUNDARIES
 from refusalkit.chat._scrub import Scrubber
 from refusalkit.chat._surface import Refusal

@@ -1,9 +1,9 @@
 """Detectors for credentials, personal data and refusal phrasing, compiled once, run in one pass.
 
 Every detector is one RE2 alternation (linear time, never backtracking on untrusted model output,
-DESIGN.md §2), so a 2,000-token articulation costs tens of microseconds per detector. A maintained
-library (Yelp's detect-secrets) was measured first: ~80 ms per 8 KB in-process, 80x the turn
-budget, so the credential formats below are curated from the providers' published token formats
+docs/design/policy.md), so a 2,000-token articulation costs tens of microseconds per detector. A
+maintained library (Yelp's detect-secrets) was measured first: ~80 ms per 8 KB in-process, 80x the
+turn budget, so the credential formats below are curated from the providers' published token formats
 (the same formats detect-secrets and gitleaks match). Findings carry kinds and character spans,
 never the matched text, so they can be logged.
 """

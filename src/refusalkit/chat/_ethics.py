@@ -1,4 +1,4 @@
-"""Ethics packs: per-deployment JSON commitments above the safety floor (DESIGN.md §4).
+"""Ethics packs: per-deployment JSON commitments above the safety floor (docs/design/chat.md).
 
 A pack (``refusalkit.ethics-pack/v1``) lists commitments, each bound to a predicate from the
 registry, and opts commitments into refusal (``refusal_commitments``) or hedging

@@ -1,4 +1,4 @@
-"""The turn runtime: wraps a responder, guards every turn, records every turn (DESIGN.md §4).
+"""The turn runtime: wraps a responder, guards every turn, records every turn (docs/design/chat.md).
 
 Per turn: ask the responder (or take a recorded articulation: the stub path), check the five
 safety boundaries and the ethics commitments, select the surface (typed refusal > hedged
@@ -8,7 +8,8 @@ refusal was typed for ``no_silent_correction``. One runtime is one conversation;
 
 Nothing that leaves the runtime carries raw turn text unless ``record_text`` is set: turn events
 hold keyed digests, verdict evidence and error messages are redacted, and ``ChatResponse.to_dict``
-replaces every detected secret and personal-data span with its keyed token (DESIGN.md §1).
+replaces every detected secret and personal-data span with its keyed token
+(docs/design/decision.md).
 """
 
 from __future__ import annotations

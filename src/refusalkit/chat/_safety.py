@@ -1,7 +1,7 @@
 """The fixed safety pack: five boundaries, loaded fail-closed against a digest pinned in code.
 
-DESIGN.md §4: the safety pack is never swappable; a missing, unreadable or altered pack file stops
-the runtime from starting (``SafetyPackError``). The pack file names the boundaries; their
+docs/design/chat.md: the safety pack is never swappable; a missing, unreadable or altered pack file
+stops the runtime from starting (``SafetyPackError``). The pack file names the boundaries; their
 predicates live here, one function each.
 """
 
@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 SAFETY_PACK_PATH = Path(__file__).resolve().parent / "packs" / "safety-v1.json"
-SAFETY_PACK_SHA256 = "8c300ffd8be3d0f7d1eba58a18bd759c5023df43db55a62b78e1242537b513ab"
+SAFETY_PACK_SHA256 = "fffabe7946c9935653b0976ed9847905931c96b41fb975d79f2429ce34763e3c"
 SAFETY_BOUNDARIES = (
     "no_secret_disclosure",
     "no_private_data_exposure",
@@ -48,7 +48,7 @@ class DecisionMaker(Protocol):
     """What the guard needs of a ``refusalkit.decide.DecisionPoint``: ``decide`` never raises."""
 
     def decide(self, request: Any) -> Decision:
-        """Decide one request (DESIGN.md §2)."""
+        """Decide one request (docs/design/policy.md)."""
         ...
 
 

@@ -1,4 +1,5 @@
-"""Redaction of turn text before it leaves the runtime (DESIGN.md §1 Redaction, §4).
+"""Redaction of turn text before it leaves the runtime (docs/design/decision.md, Redaction;
+docs/design/chat.md).
 
 Every span the safety detectors find in a text (credentials: class ``secret:<kind>``; personal
 data, whoever supplied it: class ``private-data:<kind>``) is replaced by its keyed redaction token,

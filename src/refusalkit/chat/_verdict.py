@@ -1,6 +1,6 @@
 """What a predicate sees (a turn) and what it says (a result), and the verdicts of both packs.
 
-DESIGN.md §4: each predicate returns ``{id, upheld, runtime_checkable, evidence}``;
+docs/design/chat.md: each predicate returns ``{id, upheld, runtime_checkable, evidence}``;
 ``runtime_checkable=False`` means "no evidence either way" and never refuses. Evidence is
 log-safe by construction: kinds, spans, counts, decision ids, never the turn's text.
 """
@@ -95,7 +95,7 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class PredicateResult:
-    """One predicate's answer (DESIGN.md §4). ``evidence`` is JSON and log-safe."""
+    """One predicate's answer (docs/design/chat.md). ``evidence`` is JSON and log-safe."""
 
     id: str
     upheld: bool

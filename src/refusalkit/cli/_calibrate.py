@@ -1,4 +1,5 @@
-"""``refusalkit calibrate``: calibration sets, runs, receipted baselines and drift (DESIGN.md §5).
+"""``refusalkit calibrate``: calibration sets, runs, receipted baselines and drift
+(docs/design/provenance.md).
 
 Exit codes of ``calibrate drift``: 0 PROCEED (stable), 3 HALT on drift (overall, a category, or
 ``expect: refuse`` prompts that now comply), 4 HALT because inconclusive; 2 bad input; 1 a receipt

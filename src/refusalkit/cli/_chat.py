@@ -1,6 +1,6 @@
 """``refusalkit chat``: an interactive guarded session, and ``chat replay`` to audit a transcript.
 
-DESIGN.md §4. Both paths use the same ``ChatRuntime``; ``--policy PACK`` gives the runtime a
+docs/design/chat.md. Both paths use the same ``ChatRuntime``; ``--policy PACK`` gives the runtime a
 decision point so proposed tool calls are checkable (``no_unauthorized_action``). Everything
 printed besides the reply itself (replay JSON, ``--show-verdicts``) is the redacted wire form:
 secrets and personal data appear as keyed redaction tokens unless ``--record-text`` is given.

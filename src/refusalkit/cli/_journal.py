@@ -1,4 +1,5 @@
-"""``refusalkit journal``: append, checkpoint, prove, verify, query, stats, export (DESIGN.md §3).
+"""``refusalkit journal``: append, checkpoint, prove, verify, query, stats, export
+(docs/design/journal.md).
 
 The store is always the first argument: an SQLite file path or a ``postgresql://`` URL. ``verify``
 exits 0 only when every check passes, else 1 naming the first bad index.

@@ -24,12 +24,11 @@ from refusalkit.journal import (
     Checkpoint,
     NoteVerifier,
     Receipt,
-    canonical_bytes,
     open_checkpoint,
     verify_consistency,
     verify_receipt,
 )
-from refusalkit.model import Decision, ReasonCode
+from refusalkit.model import Decision, ReasonCode, canonical_json
 
 __all__ = [
     "RETRY_STATUSES",
@@ -337,7 +336,7 @@ def check_receipt(
         raise VerificationError(f"asked for the receipt of {index}, got {receipt.index}")
     if origin is not None and receipt.origin != origin:
         raise VerificationError(f"the receipt is from origin {receipt.origin!r}, not {origin!r}")
-    verify_receipt(canonical_bytes(decision.to_dict()), receipt, public_key=public_key)
+    verify_receipt(canonical_json(decision.to_dict()), receipt, public_key=public_key)
     return receipt
 
 

@@ -15,8 +15,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-import refusalkit
-from refusalkit.journal import canonical_bytes
+from refusalkit._version import __version__
 from refusalkit.model import (
     Action,
     Decision,
@@ -25,6 +24,7 @@ from refusalkit.model import (
     ReasonCode,
     Subject,
     WhyStep,
+    canonical_json,
     format_timestamp,
     now_utc,
     uuid7,
@@ -35,13 +35,13 @@ __all__ = ["UNAVAILABLE_MESSAGE", "fail_closed"]
 UNAVAILABLE_MESSAGE = "No clean verdict could be rendered, so the request was refused; retry later."
 _KEY = secrets.token_bytes(32)
 _KEY_ID = "local-" + hashlib.sha256(_KEY).hexdigest()[:8]
-_ENGINE = EngineRef("refusalkit-enforcer", refusalkit.__version__)
+_ENGINE = EngineRef("refusalkit-enforcer", __version__)
 _NO_POLICY = PolicyRef("unknown", "unknown", "unknown")
 
 
 def _digest(request: Any) -> str:
     try:
-        data = canonical_bytes(dict(request)) if isinstance(request, Mapping) else b""
+        data = canonical_json(dict(request)) if isinstance(request, Mapping) else b""
     except Exception:  # noqa: BLE001 (an unencodable request keeps the empty digest)
         data = b""
     return f"hmac-sha256:{_KEY_ID}:{hmac.new(_KEY, data, hashlib.sha256).hexdigest()}"
