@@ -104,6 +104,35 @@ def test_a_rejected_api_key_fails_closed_without_raising(live: ServerProcess) ->
         assert "HTTP 401 (unauthenticated)" in (d.why_trail[-1].detail or "")
 
 
+def test_a_malformed_request_is_refused_and_journaled_by_the_service(
+    live: ServerProcess, deployment: Deployment
+) -> None:
+    malformed = {"tool": 7, "caller": {"agent": "a", "session": "s"}}
+    with _client(live, deployment, retries=2) as client:
+        one = client.decide(malformed)
+        batch = client.decide_batch([_req("read_file"), {"tool": "read_file", "args": []}])
+        for decision in (one, batch[1]):
+            assert decision.action is Action.DENY
+            assert decision.reason_code is ReasonCode.INPUT_REJECTED
+            assert decision.matched_rule == "@request"
+            client.verify_inclusion(decision)  # the service's record, journaled
+    assert batch[0].action is Action.ALLOW
+
+
+@pytest.mark.parametrize("key", ["Bearer abc", "bearer abc", "a b", "a\nb", "clé"])
+def test_an_api_key_no_bearer_header_can_carry_is_a_usage_error(key: str) -> None:
+    for make in (Client, AsyncClient):
+        with pytest.raises(UsageError, match="API key"):
+            make("http://127.0.0.1:9", api_key=key)
+        with pytest.raises(UsageError, match="API key"):
+            make("http://127.0.0.1:9", read_key=key)
+
+
+def test_blanks_around_the_api_key_are_dropped(live: ServerProcess, deployment: Deployment) -> None:
+    with Client(live.base_url, api_key=f" {deployment.keys.all}\n", retries=0) as client:
+        assert client.decide(_req("read_file")).action is Action.ALLOW
+
+
 def test_async_client_decides_and_verifies(live: ServerProcess, deployment: Deployment) -> None:
     async def run() -> None:
         async with AsyncClient(

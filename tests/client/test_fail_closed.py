@@ -14,6 +14,7 @@ import pytest
 
 from refusalkit.client import AsyncClient, Client
 from refusalkit.decide import DecisionPoint, load_pack
+from refusalkit.enforce import fail_closed
 from refusalkit.journal import open_journal
 from refusalkit.model import Action, Decision, ReasonCode
 from support.live_service import Deployment, tools_deployment
@@ -130,12 +131,38 @@ def test_503_is_retried_then_answered(scripted, point: DecisionPoint) -> None:
 def test_an_unavailable_answer_is_retried_and_spent_retries_fail_closed(
     scripted, point: DecisionPoint
 ) -> None:
-    failed = _body(point.decide({"tool": 7}))  # malformed: the service's own fail-closed answer
+    failed = _body(fail_closed(REQ, "the service failed closed"))  # as a failing service answers
     server = scripted(lambda n: (200, {}, failed))
     with Client(server.url, retries=3, backoff=0.001) as client:
         decision = client.decide(REQ)
     assert decision.reason_code is ReasonCode.UNAVAILABLE
     assert server.calls == 4
+
+
+def test_a_malformed_requests_decision_is_a_decision_not_retried(
+    scripted, point: DecisionPoint
+) -> None:
+    """The service refuses a malformed request input-rejected by @request (not retryable): the
+    client returns that decision as it is, asking once."""
+    rejected = point.decide({"tool": 7})
+    batch = orjson.dumps({"decisions": [rejected.to_dict()], "indices": [1]})
+    server = scripted(lambda n: (200, {}, _body(rejected) if n == 0 else batch))
+    with Client(server.url, retries=3, backoff=0.001) as client:
+        assert client.decide({"tool": 7}) == rejected
+        [batched] = client.decide_batch([{"tool": 7}])
+    assert rejected.reason_code is ReasonCode.INPUT_REJECTED
+    assert rejected.matched_rule == "@request"
+    assert batched.reason_code is ReasonCode.INPUT_REJECTED
+    assert server.calls == 2
+
+
+def test_a_401_is_not_retried(scripted) -> None:
+    """The service answers 401 for an unknown key or a header in another scheme than Bearer."""
+    error = orjson.dumps({"error": {"code": "unauthenticated", "message": "no", "hint": ""}})
+    server = scripted(lambda n: (401, {"www-authenticate": "Bearer"}, error))
+    with Client(server.url, api_key="k", retries=5, backoff=0.001) as client:
+        _assert_failed_closed(client.decide(REQ), "HTTP 401 (unauthenticated)")
+    assert server.calls == 1
 
 
 def test_a_client_error_is_not_retried(scripted) -> None:

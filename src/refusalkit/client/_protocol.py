@@ -110,7 +110,7 @@ class Setup:
         origin: str | None,
         settings: Settings,
     ) -> Setup:
-        """Checks the pinned key (``UsageError``) and builds the headers."""
+        """Checks the pinned key and the API keys (``UsageError``) and builds the headers."""
         http = {
             "base_url": url.rstrip("/"),
             "headers": {**headers(api_key), "Content-Type": "application/json"},
@@ -265,8 +265,27 @@ def any_retryable(found: list[tuple[Decision, int | None]]) -> bool:
 
 
 def headers(api_key: str | None) -> dict[str, str]:
-    """The bearer header of an API key (none without one)."""
-    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    """The bearer header of an API key (none without one), RFC 6750 §2.1.
+
+    The key must be visible ASCII with no blank inside (blanks around it are dropped, as the
+    service does); a key given with its ``Bearer`` scheme, or one no header can carry, is a
+    ``UsageError`` here rather than a 401 on every call.
+    """
+    key = (api_key or "").strip()
+    if not key:
+        return {}
+    scheme, _, rest = key.partition(" ")
+    if rest and scheme.lower() == "bearer":
+        raise UsageError(
+            "the API key includes the 'Bearer' scheme",
+            hint="Pass the key alone; the client sends `Authorization: Bearer <key>`.",
+        )
+    if not all("!" <= c <= "~" for c in key):
+        raise UsageError(
+            "the API key must be visible ASCII with no blank inside",
+            hint="Pass the key `refusalkit service keys add` printed, as it is.",
+        )
+    return {"Authorization": f"Bearer {key}"}
 
 
 def pinned_key(public_key: bytes | str | None) -> bytes | None:

@@ -12,10 +12,9 @@ from refusalkit.enforce._enforcer import (
     ToolBlockedError,
     enforcer,
 )
-from refusalkit.enforce._failclosed import UNAVAILABLE_MESSAGE, fail_closed
+from refusalkit.enforce._failclosed import fail_closed
 
 __all__ = [
-    "UNAVAILABLE_MESSAGE",
     "Enforcer",
     "JournalWriter",
     "LocalEnforcer",

@@ -9,10 +9,10 @@ Each lives in its own module and optional extra, so importing this package needs
 Each takes an ``Enforcer`` (``refusalkit.enforcer(...)`` or ``refusalkit.client.Client``), a
 ``caller`` callable giving the run's ``{"agent", "session", "token"}`` and an optional
 ``to_request``. A ``deny`` returns ``refusal_line(decision)`` to the model and the tool never
-runs; a ``block`` ends the run with ``ToolBlockedError`` carrying the decision.
+runs; a ``block`` ends the run with ``refusalkit.enforce.ToolBlockedError`` carrying the
+decision.
 """
 
-from refusalkit.enforce import ToolBlockedError
 from refusalkit.integrations._guard import Caller, ToolGuard, ToRequest, json_args
 
-__all__ = ["Caller", "ToRequest", "ToolBlockedError", "ToolGuard", "json_args"]
+__all__ = ["Caller", "ToRequest", "ToolGuard", "json_args"]

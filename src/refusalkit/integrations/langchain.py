@@ -21,12 +21,12 @@ from refusalkit.enforce import Enforcer
 from refusalkit.integrations._guard import Caller, ToolGuard, ToRequest, refused
 from refusalkit.model import Decision, refusal_line
 
-__all__ = ["RefusalMiddleware", "refusal_message"]
+__all__ = ["RefusalMiddleware"]
 
-Result = ToolMessage | Command[Any]
+_Result = ToolMessage | Command[Any]
 
 
-def refusal_message(decision: Decision, request: ToolCallRequest) -> ToolMessage:
+def _refusal_message(decision: Decision, request: ToolCallRequest) -> ToolMessage:
     """The message the model reads in place of the tool's result."""
     call = request.tool_call
     return ToolMessage(
@@ -57,21 +57,21 @@ class RefusalMiddleware(AgentMiddleware):
         return "RefusalMiddleware"
 
     def wrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Result]
-    ) -> Result:
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], _Result]
+    ) -> _Result:
         """Decide, then call the tool only if the decision lets it run."""
         call = request.tool_call
         decision = self.guard.decide(call["name"], call["args"])
         if refused(decision):
-            return refusal_message(decision, request)
+            return _refusal_message(decision, request)
         return handler(request)
 
     async def awrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Result]]
-    ) -> Result:
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[_Result]]
+    ) -> _Result:
         """``wrap_tool_call`` for ``ainvoke`` / ``astream``."""
         call = request.tool_call
         decision = await self.guard.adecide(call["name"], call["args"])
         if refused(decision):
-            return refusal_message(decision, request)
+            return _refusal_message(decision, request)
         return await handler(request)

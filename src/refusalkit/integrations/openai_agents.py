@@ -18,10 +18,10 @@ from refusalkit.enforce import Enforcer
 from refusalkit.integrations._guard import Caller, ToolGuard, ToRequest, json_args
 from refusalkit.model import Action, Decision, refusal_line
 
-__all__ = ["refusal_guardrail", "verdict"]
+__all__ = ["refusal_guardrail"]
 
 
-def verdict(decision: Decision) -> ToolGuardrailFunctionOutput:
+def _verdict(decision: Decision) -> ToolGuardrailFunctionOutput:
     """The guardrail output of a decision: allow, reject with the refusal line, or raise."""
     if decision.action is Action.BLOCK:
         return ToolGuardrailFunctionOutput.raise_exception(output_info=decision)
@@ -49,6 +49,6 @@ def refusal_guardrail(
             args = json_args(context.tool_arguments)
         except (TypeError, ValueError):
             args = context.tool_arguments  # not an object: the guard decides it unavailable
-        return verdict(await guard.adecide(context.tool_name, args))
+        return _verdict(await guard.adecide(context.tool_name, args))
 
     return ToolInputGuardrail(guardrail_function=decide, name=name)
