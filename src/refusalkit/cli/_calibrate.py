@@ -22,7 +22,7 @@ from rich.table import Table
 from refusalkit.cli._app import app
 from refusalkit.cli._common import KeyringOption, err_console, load_keyring, out_console
 from refusalkit.errors import UsageError, VerificationError
-from refusalkit.keyring import Keyring, default_keyring_path
+from refusalkit.keyring import KEYRING_ENV, Keyring, default_keyring_path
 from refusalkit.provenance import (
     STARTER_SET_NAME,
     Baseline,
@@ -268,8 +268,9 @@ def _trusted_keys(public_key: str | None, keyring: Path | None) -> tuple[bytes, 
     pinned = _public_key(public_key)
     if pinned is not None:
         return (pinned,)
-    path = keyring if keyring is not None else default_keyring_path()
-    if keyring is None and not path.exists():
+    named = keyring or os.environ.get(KEYRING_ENV)
+    path = Path(named) if named else default_keyring_path()
+    if not named and not path.exists():
         return ()
     return keyring_public_keys(Keyring.load(path))
 
