@@ -24,7 +24,7 @@ from refusalkit.journal import open_journal
 PUBLIC: dict[str, list[str]] = {
     "refusalkit": [
         "Action", "ChatRuntime", "Decision", "DecisionPoint", "Keyring", "ReasonCode",
-        "RefusalkitError", "__version__", "compare", "load_pack", "open_journal",
+        "RefusalkitError", "__version__", "compare", "enforcer", "load_pack", "open_journal",
         "require_baseline", "verify_receipt",
     ],
     "refusalkit.chat": [
@@ -34,9 +34,13 @@ PUBLIC: dict[str, list[str]] = {
         "load_ethics_pack", "read_transcript", "replay",
     ],
     "refusalkit.cli": ["app", "main"],
+    "refusalkit.client": ["AsyncClient", "Client"],
     "refusalkit.decide": [
         "CaseResult", "DecisionEncoder", "DecisionPoint", "Pack", "decide_lines", "explain",
         "load_cases", "load_pack", "mint_token", "public_key_from_seed", "run_cases",
+    ],
+    "refusalkit.enforce": [
+        "Enforcer", "JournalWriter", "LocalEnforcer", "ToolBlockedError", "enforcer", "fail_closed",
     ],
     "refusalkit.errors": [
         "CalibrationError", "CalibrationSetError", "ChatError", "ComparisonError",
@@ -46,6 +50,10 @@ PUBLIC: dict[str, list[str]] = {
         "ServiceError", "StoreError", "UsageError", "VerificationError",
     ],
     "refusalkit.examples": ["EXAMPLES_DIR", "example_path"],
+    "refusalkit.integrations": ["Caller", "ToRequest", "ToolGuard", "json_args"],
+    "refusalkit.integrations.langchain": ["RefusalMiddleware"],
+    "refusalkit.integrations.openai_agents": ["refusal_guardrail"],
+    "refusalkit.integrations.pydantic_ai": ["RefusalCapability"],
     "refusalkit.journal": [
         "Checkpoint", "Journal", "NoteVerifier", "OpenedNote", "Receipt", "VerifyReport",
         "decision_fields", "export_bundle", "leaf_hash", "normalise_time", "open_checkpoint",
@@ -58,7 +66,8 @@ PUBLIC: dict[str, list[str]] = {
     "refusalkit.model": [
         "Action", "DECISION_SCHEMA", "Decision", "EngineRef", "PolicyRef",
         "REASON_CODES_VERSION", "ReasonCode", "Request", "Subject", "TYPED_REFUSAL_PREFIX",
-        "WhyStep", "canonical_json", "format_timestamp", "now_utc", "parse_request", "uuid7",
+        "WhyStep", "canonical_json", "format_timestamp", "now_utc", "parse_request", "refusal_line",
+        "uuid7",
     ],
     "refusalkit.provenance": [
         "Baseline", "CalibrationPrompt", "CalibrationRun", "CalibrationSet", "CallableRunner",
