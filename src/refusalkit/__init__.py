@@ -2,9 +2,11 @@
 
 The parts: ``refusalkit.model`` (records, no I/O), ``refusalkit.decide`` (the decision point),
 ``refusalkit.journal`` (the transparency log), ``refusalkit.chat`` (the chat turn guard),
-``refusalkit.provenance`` (refusal drift) and ``refusalkit.server`` (the HTTP service); the
-errors are in ``refusalkit.errors`` (docs/design/architecture.md). The root exports the records
-and each part's main entry point::
+``refusalkit.provenance`` (refusal drift), ``refusalkit.server`` (the HTTP service),
+``refusalkit.client`` (its client) and ``refusalkit.integrations`` (agent frameworks); the errors
+are in ``refusalkit.errors`` (docs/design/architecture.md). The root exports the records and each
+part's main entry point; ``refusalkit.enforcer(policy=PATH, journal=STORE, keyring=PATH)`` is the
+local ``Enforcer`` (docs/design/client.md)::
 
     import refusalkit
 
@@ -25,6 +27,7 @@ from refusalkit.model import Action, Decision, ReasonCode
 if TYPE_CHECKING:
     from refusalkit.chat import ChatRuntime
     from refusalkit.decide import DecisionPoint, load_pack
+    from refusalkit.enforce import enforcer
     from refusalkit.journal import open_journal, verify_receipt
     from refusalkit.provenance import compare, require_baseline
 
@@ -33,6 +36,7 @@ _LAZY = {
     "ChatRuntime": "refusalkit.chat",
     "DecisionPoint": "refusalkit.decide",
     "compare": "refusalkit.provenance",
+    "enforcer": "refusalkit.enforce",
     "load_pack": "refusalkit.decide",
     "open_journal": "refusalkit.journal",
     "require_baseline": "refusalkit.provenance",
@@ -60,6 +64,7 @@ __all__ = [
     "RefusalkitError",
     "__version__",
     "compare",
+    "enforcer",
     "load_pack",
     "open_journal",
     "require_baseline",

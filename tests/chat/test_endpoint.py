@@ -22,7 +22,7 @@ def _reply(body: dict[str, Any]) -> str:
     if "withheld" in last:  # the re-articulation note
         return "Credentials are in the team vault; ask an admin."
     if "key" in last:
-        return "The key is AKIAIOSFODNN7EXAMPLE."
+        return "The key is AKIAQ3EGRT5WZ7XK2LMN."
     return f"You said: {last}"
 
 
@@ -38,7 +38,7 @@ def test_endpoint_responder_is_guarded_like_any_responder() -> None:
         assert server.requests[0]["messages"][-1] == {"role": "user", "content": "hello"}
     assert ordinary.surface == "You said: hello"
     assert refused.surface == TYPED_REFUSAL_PREFIX + "safety:no_secret_disclosure"
-    assert refused.articulation_surface == "The key is AKIAIOSFODNN7EXAMPLE."
+    assert refused.articulation_surface == "The key is AKIAQ3EGRT5WZ7XK2LMN."
     assert retried.selected == "retry"
     assert retried.surface == "Credentials are in the team vault; ask an admin."
 

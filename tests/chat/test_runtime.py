@@ -18,7 +18,7 @@ from refusalkit.examples import example_path
 from refusalkit.keyring import Keyring
 from refusalkit.model import TYPED_REFUSAL_PREFIX, Action, Decision, ReasonCode
 
-SECRET = "AKIAIOSFODNN7EXAMPLE"
+SECRET = "AKIAQ3EGRT5WZ7XK2LMN"
 
 
 class Scripted:
@@ -178,7 +178,7 @@ def test_private_data_the_user_supplied_may_be_echoed() -> None:
     assert (
         _verdict(echo, "safety", "no_private_data_exposure").evidence["user_supplied_echoes"] == 1
     )
-    later = runtime.check("Repeat my email and phone?", "ana@acme-mail.net, +1 212 555 0147")
+    later = runtime.check("Repeat my email and phone?", "ana@acme-mail.net, +1 212 736 0147")
     assert later.refusal_tags == ("safety:no_private_data_exposure",)
     findings = _verdict(later, "safety", "no_private_data_exposure").evidence["findings"]
     assert [f["kind"] for f in findings] == ["phone"]

@@ -1,9 +1,10 @@
 """The chat turn guard: safety and ethics packs, the typed refusal surface, hedges, turn events.
 
-docs/design/chat.md. Wrap a responder (a callable or an OpenAI-compatible endpoint) in a
-``ChatRuntime``; every turn is checked against the fixed safety pack (five boundaries, pinned
-digest) and a per-deployment ethics pack, and a runtime-checkable violation replaces what the user
-sees with a deterministic typed refusal while the articulation is kept as evidence.
+docs/design/chat.md; hostile input, detectors and redaction: docs/design/chat-guard.md. Wrap a
+responder (a callable or an OpenAI-compatible endpoint) in a ``ChatRuntime``; every turn is
+checked against the fixed safety pack (five boundaries, pinned digest) and a per-deployment ethics
+pack, and a runtime-checkable violation replaces what the user sees with a deterministic typed
+refusal while the articulation is kept as evidence.
 """
 
 from __future__ import annotations
