@@ -1,4 +1,6 @@
-"""``refusalkit journal``: append, checkpoint, prove, verify, query, stats, export (DESIGN.md §3).
+"""``refusalkit journal``: append, checkpoint, prove, verify, query, stats, export, witness.
+
+Contracts: docs/design/journal.md.
 
 The store is always the first argument: an SQLite file path or a ``postgresql://`` URL. ``verify``
 exits 0 only when every check passes, else 1 naming the first bad index.
@@ -7,6 +9,7 @@ exits 0 only when every check passes, else 1 naming the first bad index.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,9 +30,11 @@ from refusalkit.journal import (
     export_bundle,
     normalise_time,
     open_journal,
+    signer_state_dir,
     verify_bundle,
+    write_durably,
 )
-from refusalkit.keyring import resolve_keyring
+from refusalkit.keyring import KEYRING_ENV, default_keyring_path, resolve_keyring
 
 __all__ = ["app", "journal_app"]
 
@@ -61,12 +66,24 @@ _BATCH = 1000
 _TIME_HELP = "RFC 3339 time (Z or an offset) or a date YYYY-MM-DD (UTC), inclusive."
 
 
+def _keyring_path(keyring: Path | None) -> Path:
+    """The keyring file ``load_keyring`` reads: --keyring, $REFUSALKIT_KEYRING, the default."""
+    explicit = keyring or os.environ.get(KEYRING_ENV)
+    return Path(explicit) if explicit else default_keyring_path()
+
+
 @contextmanager
 def _open(
     store: str, keyring: Path | None, origin: str | None = None, *, create: bool = False
 ) -> Iterator[Journal]:
-    """The journal at ``store``; only ``append`` creates a missing one (``create=True``)."""
-    with open_journal(store, load_keyring(keyring), origin=origin, create=create) as journal:
+    """The journal at ``store``; only ``append`` creates a missing one (``create=True``).
+
+    The signer state lives beside the keyring file, so every signing verb checks the store
+    against the last checkpoint this keyring signed (docs/design/journal.md, "Signer state").
+    """
+    ring = load_keyring(keyring)
+    state = signer_state_dir(_keyring_path(keyring))
+    with open_journal(store, ring, origin=origin, create=create, signer_state=state) as journal:
         yield journal
 
 
@@ -119,11 +136,31 @@ def _open_text(path: str) -> TextIO:
 
 @journal_app.command("checkpoint")
 def checkpoint_cmd(
-    store: StoreArg, origin: OriginOption = None, keyring: KeyringOption = None
+    store: StoreArg,
+    origin: OriginOption = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Also write the signed note to this file.")
+    ] = None,
+    adopt: Annotated[
+        bool,
+        typer.Option(
+            "--adopt",
+            help="The signer state is lost and you trust the store as it is: verify it fully "
+            "and adopt its latest checkpoint.",
+        ),
+    ] = False,
+    keyring: KeyringOption = None,
 ) -> None:
-    """Sign a checkpoint for the current size and print it (a C2SP signed note)."""
+    """Sign a checkpoint for the current size and print it (a C2SP signed note).
+
+    Signs only when the store's tree extends the last checkpoint this keyring signed for the log
+    (its signer state, beside the keyring); otherwise signs nothing and exits 1.
+    """
     with _open(store, keyring, origin) as journal:
-        typer.echo(journal.checkpoint(), nl=False)
+        note = journal.checkpoint(adopt=adopt)
+    if out is not None:
+        write_durably(out, note)
+    typer.echo(note, nl=False)
 
 
 @prove_app.command("inclusion")

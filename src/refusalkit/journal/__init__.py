@@ -1,4 +1,4 @@
-"""The journal: a tamper-evident transparency log of refusal records (DESIGN.md §3).
+"""The journal: a tamper-evident transparency log of refusal records (docs/design/journal.md).
 
 An RFC 9162 Merkle tree over the RFC 8785 bytes of each record, with C2SP ``tlog-checkpoint``
 checkpoints signed as C2SP ``signed-note``s (Ed25519), inclusion and consistency proofs, receipts
@@ -22,10 +22,22 @@ from refusalkit.journal._checkpoint import (
     parse_checkpoint_body,
     sign_checkpoint,
 )
+from refusalkit.journal._errors import (
+    EquivocationError,
+    Evidence,
+    NotAnExtensionError,
+    UntrustedKeyError,
+)
 from refusalkit.journal._journal import Journal, open_journal
 from refusalkit.journal._note import NoteSignature, NoteVerifier, OpenedNote, open_note, sign_note
 from refusalkit.journal._receipt import RECEIPT_SCHEMA, Receipt, verify_receipt
 from refusalkit.journal._records import decision_fields
+from refusalkit.journal._signer import (
+    SIGNER_STATE_SCHEMA,
+    SignerState,
+    signer_state_dir,
+    write_durably,
+)
 from refusalkit.journal._time import normalise_time
 from refusalkit.journal._tree import (
     EMPTY_ROOT,
@@ -41,12 +53,18 @@ __all__ = [
     "BUNDLE_SCHEMA",
     "EMPTY_ROOT",
     "RECEIPT_SCHEMA",
+    "SIGNER_STATE_SCHEMA",
     "Checkpoint",
+    "EquivocationError",
+    "Evidence",
     "Journal",
+    "NotAnExtensionError",
     "NoteSignature",
     "NoteVerifier",
     "OpenedNote",
     "Receipt",
+    "SignerState",
+    "UntrustedKeyError",
     "VerifyReport",
     "canonical_bytes",
     "decision_fields",
@@ -61,8 +79,10 @@ __all__ = [
     "root_of_leaves",
     "sign_checkpoint",
     "sign_note",
+    "signer_state_dir",
     "verify_bundle",
     "verify_consistency",
     "verify_inclusion",
     "verify_receipt",
+    "write_durably",
 ]

@@ -19,6 +19,7 @@ from typing import Any
 
 from refusalkit.errors import VerificationError
 from refusalkit.journal._checkpoint import Checkpoint, open_checkpoint
+from refusalkit.journal._errors import UntrustedKeyError
 from refusalkit.journal._note import NoteVerifier
 from refusalkit.journal._records import FIELDS, entry_fields
 from refusalkit.journal._tree import (
@@ -90,6 +91,7 @@ class _Issues:
 
     found: list[tuple[int, str]] = field(default_factory=list)
     columns: list[tuple[int, str]] = field(default_factory=list)
+    untrusted: UntrustedKeyError | None = None
 
     def add(self, index: int, message: str) -> None:
         self.found.append((index, message))
@@ -100,6 +102,8 @@ class _Issues:
             index, message = min(every, key=lambda item: item[0])
             more = f" ({len(every) - 1} more problem(s) after it)" if len(every) > 1 else ""
             raise VerificationError(f"{message}{more}", index=index)
+        if self.untrusted is not None:  # a key mismatch, told apart from tampering
+            raise self.untrusted
 
 
 def _scan(source: LogSource, issues: _Issues) -> list[list[bytes]]:
@@ -210,9 +214,13 @@ def _check_checkpoints(  # noqa: PLR0917 (internal)
     remaining signed ones claim: the deleted ones may have covered anything beyond it.
     """
     vouched, count, previous, claimed = 0, 0, None, 0
+    strangers: list[tuple[int, int, UntrustedKeyError]] = []
     for number, note in enumerate(source.checkpoints, start=1):
         try:
             checkpoint = open_checkpoint(note, trusted, origin=origin)
+        except UntrustedKeyError as exc:
+            strangers.append((vouched, number, exc))
+            continue
         except VerificationError as exc:
             issues.add(vouched, f"checkpoint #{number} does not verify: {exc.message}")
             continue
@@ -241,6 +249,7 @@ def _check_checkpoints(  # noqa: PLR0917 (internal)
         count += 1
         vouched = max(vouched, checkpoint.size)
         previous = checkpoint
+    _sort_strangers(strangers, count, issues)
     if len(source.checkpoints) < source.recorded_checkpoints:
         issues.add(
             claimed,
@@ -248,6 +257,19 @@ def _check_checkpoints(  # noqa: PLR0917 (internal)
             f"{source.recorded_checkpoints} recorded",
         )
     return count, vouched
+
+
+def _sort_strangers(
+    strangers: list[tuple[int, int, UntrustedKeyError]], verified: int, issues: _Issues
+) -> None:
+    """Checkpoints signed by keys not passed: a key mismatch when none verified at all (the
+    caller holds the wrong key), else rows slipped in among the log's own (tampering)."""
+    if strangers and not verified:
+        _, number, exc = strangers[0]
+        issues.untrusted = UntrustedKeyError(f"checkpoint #{number}", exc.signers, exc.passed)
+        return
+    for vouched, number, exc in strangers:
+        issues.add(vouched, f"checkpoint #{number} does not verify: {exc.message}")
 
 
 def verify_log(source: LogSource, origin: str, trusted: Sequence[NoteVerifier]) -> VerifyReport:

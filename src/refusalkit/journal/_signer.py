@@ -1,0 +1,106 @@
+"""The signer's memory: the last checkpoint it signed per origin, kept outside the store.
+
+A store holder without the signing key can rewrite, truncate or roll back the store, and delete
+the checkpoints that would betray it. The signer must then refuse to sign the forged tree. So it
+remembers, in a file beside the keyring (one file per origin), the last checkpoint it signed, and
+signs a new one only after an RFC 9162 §2.1.4 consistency proof from the store shows that the
+store's tree extends it (docs/design/journal.md, "Signer state").
+
+The file is written atomically and durably (write, fsync, rename, fsync the directory), and the
+whole check-sign-remember step holds an exclusive ``flock`` on a lock file beside it, so two
+processes signing for one origin (the service and a CLI run) never interleave.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from refusalkit.errors import StoreError, VerificationError
+from refusalkit.journal._checkpoint import Checkpoint, parse_checkpoint_body
+from refusalkit.journal._note import parse_note
+
+__all__ = ["SIGNER_STATE_SCHEMA", "SignerState", "signer_state_dir", "write_durably"]
+
+SIGNER_STATE_SCHEMA = "refusalkit.signer-state/v1"
+
+
+def signer_state_dir(keyring_path: str | Path) -> Path:
+    """Where the signer state of the keyring at ``keyring_path`` lives: a directory beside it."""
+    path = Path(keyring_path)
+    return path.with_name(f"{path.name}.signer")
+
+
+def write_durably(target: Path, text: str) -> None:
+    """Replace ``target`` with ``text`` so that a crash leaves the old or the new file, whole:
+    write a temporary file, fsync it, rename it over ``target``, fsync the directory."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        tmp.replace(target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    directory = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+@dataclass(frozen=True, slots=True)
+class SignerState:
+    """The state file of one origin in ``directory``: the last checkpoint signed for it."""
+
+    directory: Path
+    origin: str
+
+    @property
+    def path(self) -> Path:
+        """``<directory>/<sha256(origin)[:16]>.json`` (origins may hold '/')."""
+        digest = hashlib.sha256(self.origin.encode("utf-8")).hexdigest()[:16]
+        return self.directory / f"{digest}.json"
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the origin's signing lock (an exclusive ``flock``) for a check-sign-save."""
+        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing drops the lock
+
+    def load(self) -> tuple[Checkpoint, str] | None:
+        """The last checkpoint signed for the origin and its note, or None when never."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            note = str(data["note"])
+            checkpoint = parse_checkpoint_body(parse_note(note)[0])
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, VerificationError) as exc:
+            raise StoreError(
+                f"the signer state {self.path} is unreadable: {exc}",
+                hint="Restore it from a backup; never sign until it is back.",
+            ) from exc
+        if data.get("schema") != SIGNER_STATE_SCHEMA or checkpoint.origin != self.origin:
+            raise StoreError(f"the signer state {self.path} is not for origin {self.origin!r}")
+        return checkpoint, note
+
+    def save(self, note: str) -> None:
+        """Remember ``note`` as the last checkpoint signed (atomic and durable)."""
+        body = {"schema": SIGNER_STATE_SCHEMA, "origin": self.origin, "note": note}
+        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        write_durably(self.path, json.dumps(body, indent=2) + "\n")
