@@ -29,7 +29,15 @@ from refusalkit.journal._errors import (
     UntrustedKeyError,
 )
 from refusalkit.journal._journal import Journal, open_journal
-from refusalkit.journal._note import NoteSignature, NoteVerifier, OpenedNote, open_note, sign_note
+from refusalkit.journal._note import (
+    NoteSignature,
+    NoteVerifier,
+    OpenedNote,
+    open_note,
+    parse_note,
+    sign_note,
+    valid_key_name,
+)
 from refusalkit.journal._receipt import RECEIPT_SCHEMA, Receipt, verify_receipt
 from refusalkit.journal._records import decision_fields
 from refusalkit.journal._signer import (
@@ -76,10 +84,12 @@ __all__ = [
     "open_journal",
     "open_note",
     "parse_checkpoint_body",
+    "parse_note",
     "root_of_leaves",
     "sign_checkpoint",
     "sign_note",
     "signer_state_dir",
+    "valid_key_name",
     "verify_bundle",
     "verify_consistency",
     "verify_inclusion",

@@ -384,6 +384,23 @@ class Journal:
             self._store.add_checkpoint(head.size, note)
         return note
 
+    def add_cosignatures(self, note: str) -> str:
+        """Store the signature lines of ``note`` (e.g. witnesses' C2SP cosignatures) with the
+        stored checkpoint of the same text; returns the stored note. Lines are kept as given:
+        verifiers check cosignatures against the witness keys they trust."""
+        text, extra = parse_note(note)
+        for size, stored in reversed(self._store.checkpoints()):
+            have_text, have = parse_note(stored)
+            if have_text != text:
+                continue
+            merged = [*have, *(s for s in extra if s not in have)]
+            if len(merged) == len(have):
+                return stored
+            updated = f"{text}\n{''.join(s.line() for s in merged)}"
+            self._store.replace_checkpoint(size, stored, updated)
+            return updated
+        raise ProofError("no stored checkpoint has this text; sign it first")
+
     def latest_checkpoint(self) -> str | None:
         """The most recent signed checkpoint, or None before the first."""
         latest = self._store.latest_checkpoint()

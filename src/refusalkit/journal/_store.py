@@ -264,6 +264,11 @@ class Store(abc.ABC):
     def add_checkpoint(self, size: int, note: str) -> None:
         """Store a signed checkpoint and count it (``CHECKPOINT_TALLY_KEY``) in one transaction."""
 
+    @abc.abstractmethod
+    def replace_checkpoint(self, size: int, old: str, new: str) -> None:
+        """Replace the stored note ``old`` of ``size`` with ``new`` (the same checkpoint with more
+        signature lines, such as witnesses' cosignatures)."""
+
     def checkpoints(self) -> list[tuple[int, str]]:
         """Every stored checkpoint as ``(size, note)``, oldest first."""
         rows = self._all("SELECT size, note FROM journal_checkpoint ORDER BY seq")

@@ -268,6 +268,13 @@ class PostgresStore(Store):
             cur.execute("INSERT INTO journal_checkpoint (size, note) VALUES (%s, %s)", (size, note))
             cur.execute(INCREMENT_CHECKPOINT_TALLY_SQL)
 
+    def replace_checkpoint(self, size: int, old: str, new: str) -> None:
+        with self._tx() as cur:
+            cur.execute(
+                "UPDATE journal_checkpoint SET note = %s WHERE size = %s AND note = %s",
+                (new, size, old),
+            )
+
     def close(self) -> None:
         with self._lock:
             self._db.close()

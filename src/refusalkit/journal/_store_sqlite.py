@@ -261,6 +261,13 @@ class SqliteStore(Store):
             db.execute("INSERT INTO journal_checkpoint (size, note) VALUES (?, ?)", (size, note))
             db.execute(INCREMENT_CHECKPOINT_TALLY_SQL)
 
+    def replace_checkpoint(self, size: int, old: str, new: str) -> None:
+        with self._write() as db:
+            db.execute(
+                "UPDATE journal_checkpoint SET note = ? WHERE size = ? AND note = ?",
+                (new, size, old),
+            )
+
     def recorded_checkpoints(self) -> int:
         # AUTOINCREMENT keeps the largest seq ever used in sqlite_sequence, in the same transaction
         seq = self._all("SELECT seq FROM sqlite_sequence WHERE name = 'journal_checkpoint'")
