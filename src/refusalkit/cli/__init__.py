@@ -6,7 +6,14 @@ Verbs live in one module per part (``_decide``, ``_journal``, ``_chat``, ``_cali
 
 from __future__ import annotations
 
-from refusalkit.cli import _calibrate, _chat, _decide, _journal, _serve  # noqa: F401 (registers)
+from refusalkit.cli import (  # noqa: F401 (registers)
+    _calibrate,
+    _chat,
+    _decide,
+    _journal,
+    _serve,
+    _witness,
+)
 from refusalkit.cli._app import app
 
 __all__ = ["app", "main"]

@@ -14,7 +14,12 @@ checkable offline, and stores for SQLite (default, one file) and PostgreSQL (sev
 
 from __future__ import annotations
 
-from refusalkit.journal._bundle import BUNDLE_SCHEMA, export_bundle, verify_bundle
+from refusalkit.journal._bundle import (
+    BUNDLE_SCHEMA,
+    bundle_checkpoints,
+    export_bundle,
+    verify_bundle,
+)
 from refusalkit.journal._canonical import canonical_bytes
 from refusalkit.journal._checkpoint import (
     Checkpoint,
@@ -38,6 +43,7 @@ from refusalkit.journal._note import (
     sign_note,
     valid_key_name,
 )
+from refusalkit.journal._offline import read_checkpoint_file, verify_proof
 from refusalkit.journal._receipt import RECEIPT_SCHEMA, Receipt, verify_receipt
 from refusalkit.journal._records import decision_fields
 from refusalkit.journal._signer import (
@@ -74,6 +80,7 @@ __all__ = [
     "SignerState",
     "UntrustedKeyError",
     "VerifyReport",
+    "bundle_checkpoints",
     "canonical_bytes",
     "decision_fields",
     "export_bundle",
@@ -85,6 +92,7 @@ __all__ = [
     "open_note",
     "parse_checkpoint_body",
     "parse_note",
+    "read_checkpoint_file",
     "root_of_leaves",
     "sign_checkpoint",
     "sign_note",
@@ -93,6 +101,7 @@ __all__ = [
     "verify_bundle",
     "verify_consistency",
     "verify_inclusion",
+    "verify_proof",
     "verify_receipt",
     "write_durably",
 ]

@@ -26,7 +26,7 @@ from refusalkit.journal._verify import LogSource, VerifyReport, verify_log
 if TYPE_CHECKING:
     from refusalkit.journal._journal import Journal
 
-__all__ = ["BUNDLE_SCHEMA", "export_bundle", "verify_bundle"]
+__all__ = ["BUNDLE_SCHEMA", "bundle_checkpoints", "export_bundle", "verify_bundle"]
 
 BUNDLE_SCHEMA = "refusalkit.journal-bundle/v1"
 
@@ -161,18 +161,30 @@ def _keys(
     return [NoteVerifier.parse(v) for v in data["verifier_keys"]]
 
 
+def bundle_checkpoints(path: str | Path) -> list[str]:
+    """The signed checkpoints a bundle carries (with any cosignatures), oldest first; unverified."""
+    data = _load(path)
+    notes = data.get("checkpoints", [])
+    if not isinstance(notes, list):
+        raise VerificationError(f"{path} is not a well-formed journal bundle: bad checkpoints")
+    return [str(n) for n in notes]
+
+
 def verify_bundle(
     path: str | Path,
     *,
     trusted: Sequence[NoteVerifier] | None = None,
     public_keys: Sequence[bytes] | None = None,
+    anchors: Sequence[tuple[str, str]] = (),
 ) -> VerifyReport:
     """Verify a bundle offline against the keys you trust.
 
     ``trusted`` pins verifier keys; ``public_keys`` (raw Ed25519) pins keys under the bundle's
     origin; with neither, the bundle's own keys are used, which proves only that the bundle is
     self-consistent, not who wrote it. The bundle must carry a checkpoint of its full size
-    signed by a trusted key. Raises ``VerificationError`` with the first bad index on any failure.
+    signed by a trusted key. ``anchors`` are ``(label, signed note)`` checkpoints held from
+    before (``--trusted-checkpoint``), which the bundle's log must extend. Raises
+    ``VerificationError`` with the first bad index on any failure.
     """
     data = _load(path)
     try:
@@ -187,6 +199,7 @@ def verify_bundle(
             extra_entries=max(0, len(entries) - int(data["size"])),
             checkpoints=notes,
             stored_nodes=False,
+            anchors=anchors,
         )
         report = verify_log(source, str(data["origin"]), keys)
         _require_final_checkpoint(path, report)

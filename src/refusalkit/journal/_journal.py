@@ -526,13 +526,21 @@ class Journal:
 
     # verification -----------------------------------------------------------------------
 
-    def verify(self, *, progress: Callable[[int], None] | None = None) -> VerifyReport:
+    def verify(
+        self,
+        *,
+        progress: Callable[[int], None] | None = None,
+        anchors: Sequence[tuple[str, str]] = (),
+        trusted: Sequence[NoteVerifier] | None = None,
+    ) -> VerifyReport:
         """Recompute the tree from the stored entries; check stored nodes and every checkpoint.
 
         Also recomputes each entry's index columns (what ``query`` and ``stats`` filter on) from
         its bytes, and notices deleted checkpoints by the count recorded with each one.
         Raises ``VerificationError`` (``index`` = first bad entry) on any failure. ``progress``
-        is called with the number of entries hashed so far, now and then.
+        is called with the number of entries hashed so far, now and then. ``anchors`` are
+        ``(label, signed note)`` checkpoints held outside the store, which it must extend;
+        ``trusted`` replaces the keyring's keys (an examiner's ``--public-key``).
         """
         # Read in this order so that appends by other writers meanwhile never look like tampering:
         # checkpoints only cover committed sizes, and rows counted before the second head read
@@ -550,7 +558,10 @@ class Journal:
             progress=progress,
             indexed=True,
             recorded_checkpoints=recorded,
+            signed_before=bool(json.loads(self._store.meta().get("keys", "[]"))),
+            anchors=anchors,
         )
-        if not self.trusted():
+        keys = list(trusted) if trusted else self.trusted()
+        if not keys:
             raise KeyringError("the keyring has no signing key to verify checkpoints with")
-        return verify_log(source, self.origin, self.trusted())
+        return verify_log(source, self.origin, keys)
