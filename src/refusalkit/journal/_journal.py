@@ -322,9 +322,10 @@ class Journal:
             )
         self.verify()
         latest = self._store.latest_checkpoint()
-        return (
-            None if latest is None else (parse_checkpoint_body(parse_note(latest[1])[0]), latest[1])
-        )
+        if latest is None:
+            return None
+        self.signer.save(latest[1])  # adopted: from now on the store must extend it
+        return parse_checkpoint_body(parse_note(latest[1])[0]), latest[1]
 
     def _require_extension(self, anchor: Checkpoint, head: Checkpoint) -> None:
         """Refuse unless the tree ``head`` extends ``anchor`` (RFC 9162 §2.1.4 proof)."""
