@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from refusalkit.errors import UsageError, VerificationError
 from refusalkit.journal._checkpoint import Checkpoint, parse_checkpoint_body
+from refusalkit.journal._errors import UntrustedKeyError
 from refusalkit.journal._note import NoteVerifier, parse_note
 from refusalkit.journal._tree import verify_consistency
 from refusalkit.journal._verify import LogSource, VerifyReport, verify_log
@@ -104,12 +105,6 @@ def _check_proofs(data: dict[str, Any], roots: dict[int, Checkpoint]) -> None:
             raise VerificationError(exc.message, index=old.size) from exc
 
 
-_PIN_HINT = (
-    "Pass the verifier key you got from the log's operator: "
-    "`refusalkit journal verify --bundle FILE --public-key NAME+ID+BASE64`."
-)
-
-
 def _signers(notes: Sequence[str]) -> set[tuple[str, int]]:
     """``(key name, key ID)`` of every signature line on the notes (unverified)."""
     found: set[tuple[str, int]] = set()
@@ -126,12 +121,11 @@ def _require_trusted_signer(notes: Sequence[str], keys: Sequence[NoteVerifier]) 
     trusted = {(k.name, k.key_id) for k in keys}
     signers = _signers(notes)
     if notes and not signers & trusted:
-        names = ", ".join(sorted(f"{n}+{i:08x}" for n, i in signers)) or "nobody"
-        raise VerificationError(
-            f"the bundle's checkpoints are signed by {names}, not by a key you trust "
-            f"({', '.join(sorted(k.vkey for k in keys))})",
-            index=0,
-            hint=_PIN_HINT,
+        raise UntrustedKeyError(
+            "the bundle's checkpoints",
+            sorted(f"{n}+{i:08x}" for n, i in signers),
+            sorted(f"{k.name}+{k.key_id:08x}" for k in keys),
+            verb="are",
         )
 
 

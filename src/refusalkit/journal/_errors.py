@@ -25,11 +25,13 @@ __all__ = ["EquivocationError", "Evidence", "NotAnExtensionError", "UntrustedKey
 class UntrustedKeyError(VerificationError):
     """A checkpoint signed by a key the caller did not pass: not tampering, a key mismatch."""
 
-    def __init__(self, what: str, signers: Sequence[str], passed: Sequence[str]) -> None:
+    def __init__(
+        self, what: str, signers: Sequence[str], passed: Sequence[str], *, verb: str = "is"
+    ) -> None:
         self.signers = tuple(signers)
         self.passed = tuple(passed)
         super().__init__(
-            f"{what} is signed by a key you did not pass: signed by "
+            f"{what} {verb} signed by a key you did not pass: signed by "
             f"{', '.join(self.signers) or 'nobody'}; you passed {', '.join(self.passed) or 'none'}",
             hint="This is a key mismatch, not tampering: pass the log's verifier key "
             "(`refusalkit journal public-key STORE --keyring KEYRING` with the keyring that "
