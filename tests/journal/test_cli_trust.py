@@ -14,10 +14,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from refusalkit.cli import app
-from refusalkit.journal import NoteVerifier, Receipt, open_journal, verify_receipt
+from refusalkit.errors import UsageError, VerificationError
+from refusalkit.journal import (
+    Checkpoint,
+    NoteVerifier,
+    Receipt,
+    open_journal,
+    sign_checkpoint,
+    verify_proof,
+    verify_receipt,
+)
 from refusalkit.keyring import Keyring
 
 ORIGIN = "example.com/log"
@@ -189,3 +200,23 @@ def test_proofs_verify_against_checkpoint_files(run: Run, store: str, tmp_path: 
     two = run("verify", store, "--proof", str(consistency))
     assert two.exit_code == 2
     assert "give one of: STORE, --bundle FILE, --receipt FILE, --proof FILE" in two.stderr
+
+
+_PROOF_FIELDS = ("index", "tree_size", "leaf_hash", "hashes", "old", "new")
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=70),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.fixed_dictionaries({}, optional=dict.fromkeys(_PROOF_FIELDS, _JSON)))
+def test_untrusted_proof_json_gets_an_error_never_a_traceback(proof: dict[str, Any]) -> None:
+    keyring = Keyring.generate()
+    note = sign_checkpoint(Checkpoint(ORIGIN, 3, bytes(32)), keyring.signing_key())
+    trusted = [NoteVerifier.for_key(ORIGIN, keyring.public_key_bytes())]
+    try:
+        verify_proof(proof, [note], trusted)
+    except (VerificationError, UsageError) as exc:
+        assert exc.message  # noqa: PT017 (the point: a typed error with a message, whatever came in)
