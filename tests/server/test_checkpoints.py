@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-from svc_helpers import Deployment, ServerProcess, denied_request
+from svc_helpers import Deployment, ServerProcess, denied_request, wait_for
 
 from refusalkit.journal import NoteVerifier, open_journal, parse_note
 from refusalkit.witness import CosignerKey, WitnessDir, verify_cosignatures
@@ -57,15 +57,6 @@ def test_reads_never_sign_and_the_admin_call_does(
     assert len(_stored_checkpoints(deployment)) == 2
 
 
-def _wait_for(check: Callable[[], bool], timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.1)
-    return False
-
-
 def test_the_service_signs_on_its_schedule(deployment: Deployment, start_server: Start) -> None:
     server = start_server(deployment.server("--checkpoint-every", "0.2"))
     read = deployment.keys.header("read")
@@ -75,7 +66,7 @@ def test_the_service_signs_on_its_schedule(deployment: Deployment, start_server:
         answer = httpx.get(f"{server.base_url}/v1/journal/checkpoint", headers=read).json()
         return bool(answer["tree_size"] == 4)
 
-    assert _wait_for(signed_four)
+    assert wait_for(signed_four)
     time.sleep(0.6)  # several more ticks: the tree did not grow, so nothing more is signed
     assert [parse_note(n)[0].split("\n")[1] for n in _stored_checkpoints(deployment)] == ["0", "4"]
 
@@ -101,7 +92,7 @@ def test_the_service_has_its_checkpoints_witnessed(
             ).json()["checkpoint"]
             return "\n5\n" in note and len(verify_cosignatures(note, trusted)) == 1
 
-        assert _wait_for(cosigned_five)
+        assert wait_for(cosigned_five)
         assert directory.latest("example.com/svc") is not None
     finally:
         witness.kill()

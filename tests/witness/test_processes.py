@@ -21,17 +21,19 @@ from refusalkit.cli import app
 from refusalkit.journal import open_journal, parse_note
 from refusalkit.keyring import Keyring
 from refusalkit.witness import AddCheckpoint
+from support.stores import store_url as shared_store_url
 
 ORIGIN = "example.com/log"
 Run = Callable[..., Any]
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "journal.db")
-    url: str = request.getfixturevalue("postgres_url")
-    return url
+store_url = shared_store_url  # the fixture: a store on each backend
+
+
+@pytest.fixture
+def store(store_url: str) -> str:
+    """A journal store on each backend."""
+    return store_url
 
 
 @pytest.fixture

@@ -260,7 +260,7 @@ def _check_checkpoints(  # noqa: PLR0917 (internal)
         vouched = max(vouched, checkpoint.size)
         previous = checkpoint
     _sort_strangers(strangers, count, issues)
-    if not source.checkpoints and source.signed_before:
+    if not source.checkpoints and source.signed_before and not source.recorded_checkpoints:
         issues.add(
             0,
             "the store's metadata says a key signed this log, but no checkpoint is stored: "
