@@ -6,9 +6,9 @@ and 1,000, inclusion and consistency proof times at 10k, 100k and 1M entries, an
 with the signer-state check (load the state, RFC 9162 consistency proof from the last signed
 size) alone, beside pymerkle's consistency proof at that size (the nearest work it does); the
 whole checkpoint (the check, signing, the durable state write, the store's commit), whose fsyncs
-bound it (their floor on this disk is measured in the same run); and a witness cosignature round trip on loopback
-(``refusalkit witness serve`` as a real process; pymerkle has no witness, so that row has no
-peer). Both sides append the same decision records: refusalkit takes
+bound it (their floor on this disk is measured in the same run); and a witness cosignature round
+trip on loopback (``refusalkit witness serve`` as a real process; pymerkle has no witness, so
+that row has no peer). Both sides append the same decision records: refusalkit takes
 records (RFC 8785 + leaf hash + tree nodes, durable: WAL, ``synchronous=FULL``); pymerkle's
 ``SqliteTree`` takes bytes, so its timed loop includes serialising each record with ``json.dumps``
 (sorted keys), which is cheaper than full RFC 8785. Measurements alternate between the two and the
@@ -207,7 +207,7 @@ def _checkpoints(journal: Any, samples: int) -> tuple[float, float]:
         journal.append([decision(10_000_000 + i)])
         started = time.perf_counter()
         anchor = journal.signer.load()
-        journal._require_extension(anchor[0], journal._head())  # noqa: SLF001 (the part timed)
+        journal._require_extension(anchor[0], journal._head())  # the part timed
         checks.append((time.perf_counter() - started) * 1e3)
         started = time.perf_counter()
         journal.checkpoint()
@@ -307,9 +307,9 @@ def run(quick: bool, workdir: Path) -> tuple[dict[str, float], dict[str, float]]
                 while journal.size() < size:
                     journal.append(chunk)
                 journal.checkpoint()
-                check, total = _checkpoints(journal, 30)
+                check, whole = _checkpoints(journal, 30)
                 ours[f"signer-state check ms, {size:,}"] = check
-                ours[f"checkpoint with the check, durable, ms, {size:,}"] = total
+                ours[f"checkpoint with the check, durable, ms, {size:,}"] = whole
                 inc, con = _our_proofs(journal, size, 1000)
                 ours[f"inclusion proof ms, {size:,}"] = inc
                 ours[f"consistency proof ms, {size:,}"] = con
