@@ -29,7 +29,7 @@ from refusalkit.journal import (
     verify_proof,
     verify_receipt,
 )
-from refusalkit.keyring import Keyring
+from refusalkit.keyring import Keyring, default_keyring_path
 
 ORIGIN = "example.com/log"
 Run = Callable[..., Any]
@@ -126,6 +126,9 @@ def test_store_signed_by_another_keyring_is_a_key_mismatch(
     assert "Treat the journal as tampered" not in wrong.stderr
     pinned = run("verify", store, "--public-key", _vkey(keyring), keyring=tmp_path / "other.json")
     assert pinned.exit_code == 0, pinned.output
+    examiner = CliRunner().invoke(app, ["journal", "verify", store, "--public-key", _vkey(keyring)])
+    assert examiner.exit_code == 0, examiner.output
+    assert not default_keyring_path().exists()  # an examiner's verify makes no keyring
 
 
 def _receipt(store: str, keyring: Keyring, tmp_path: Path, index: int) -> Path:

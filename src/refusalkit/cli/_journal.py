@@ -44,7 +44,7 @@ from refusalkit.journal import (
     verify_receipt,
     write_durably,
 )
-from refusalkit.keyring import KEYRING_ENV, default_keyring_path, resolve_keyring
+from refusalkit.keyring import KEYRING_ENV, Keyring, default_keyring_path, resolve_keyring
 
 __all__ = ["app", "journal_app"]
 
@@ -267,10 +267,16 @@ def _signer_anchor(journal: Journal) -> list[tuple[str, str]]:
 def _check_store(
     store: str, keyring: Path | None, keys: list[str], anchors: list[tuple[str, str]]
 ) -> tuple[VerifyReport, str | None]:
+    if keys:  # an examiner with the log's key needs no keyring, and none is created
+        with open_journal(store, Keyring.generate(), create=False) as journal:
+            trusted = _named(_trusted(keys, keyring), journal.origin)
+            report = _verify_store(journal, anchors=anchors, trusted=trusted)
+            return report, journal.latest_checkpoint()
     with _open(store, keyring) as journal:
         trusted = _named(_trusted(keys, keyring), journal.origin)
-        mine = [] if keys else _signer_anchor(journal)
-        report = _verify_store(journal, anchors=[*anchors, *mine], trusted=trusted)
+        report = _verify_store(
+            journal, anchors=[*anchors, *_signer_anchor(journal)], trusted=trusted
+        )
         return report, journal.latest_checkpoint()
 
 
