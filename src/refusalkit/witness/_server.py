@@ -119,7 +119,8 @@ def _handler(witness: Witness) -> type[BaseHTTPRequestHandler]:
             if self.path.rstrip("/").rsplit("/", 1)[-1] != "add-checkpoint":
                 self._send(_text(404, "only POST /add-checkpoint is served"))
                 return
-            length = int(self.headers.get("Content-Length") or 0)
+            declared = self.headers.get("Content-Length") or "0"
+            length = int(declared) if declared.isdigit() else 0
             if not 0 < length <= MAX_BODY:
                 self._send(_text(400, f"a body of 1 to {MAX_BODY} bytes is required"))
                 return
