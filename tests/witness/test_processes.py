@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -194,3 +195,15 @@ def test_compromised_signer_fork_is_refused_by_every_witness(
     assert "equivocation" in caught.output
     assert honest.rstrip("\n") in caught.stdout
     assert forged.stdout.rstrip("\n") in caught.stdout
+
+
+def test_bad_http_requests_get_answers(witnesses: Callable[[str], Any]) -> None:
+    witness = witnesses("w1")
+    host, port = witness.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(b"POST /add-checkpoint HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n")
+        assert b" 400 " in conn.recv(200).split(b"\r\n")[0]
+    answer = httpx.post(f"{witness.url}/add-checkpoint", content=b"old 1\n\nnot a note\n")
+    assert answer.status_code == 400
+    assert "malformed signed note" in answer.text
+    assert httpx.post(f"{witness.url}/other", content=b"x").status_code == 404
