@@ -19,6 +19,7 @@ from refusalkit.journal import (
     NoteSignature,
     NoteVerifier,
     leaf_hash,
+    open_checkpoint,
     parse_note,
     root_of_leaves,
     sign_checkpoint,
@@ -180,3 +181,30 @@ def test_witness_answers_each_case(witness: tuple[Witness, Keyring]) -> None:
     _, cp6 = _tree(6, b"other")
     assert _ask(w, 4, [bytes(32)], sign_checkpoint(cp6, log.signing_key()))[0] == 422
     assert w.directory.latest(ORIGIN) == cp4  # nothing refused was recorded
+
+
+def test_signature_lines_rerender_byte_for_byte(vectors: Path, examples: dict[str, str]) -> None:
+    """Storing cosignatures re-renders every line: Go sumdb/note and C2SP notes survive it."""
+    notes = json.loads((vectors / "c2sp" / "notes.json").read_text())
+    go = notes["go_note"]
+    samples = [
+        go["text"] + "\n" + go["peter_sig"] + go["enoch_sig"],
+        notes["sumdb_checkpoint"]["note"],
+        notes["signed_note_spec"]["note"],
+        examples["cosigned_checkpoint"],
+    ]
+    for note in samples:
+        text, signatures = parse_note(note)
+        assert f"{text}\n{''.join(s.line() for s in signatures)}" == note
+
+
+def test_a_cosigned_go_checkpoint_still_opens_under_the_log_key(vectors: Path) -> None:
+    sumdb = json.loads((vectors / "c2sp" / "notes.json").read_text())["sumdb_checkpoint"]
+    witness_key = Keyring.generate().signing_key()
+    text, _ = parse_note(sumdb["note"])
+    cosigned = sumdb["note"] + cosign(text, "witness.example/w1", witness_key, 1_700_000_000).line()
+    log = NoteVerifier.parse(sumdb["vkey"])
+    assert open_checkpoint(cosigned, [log]).size == int(sumdb["size"])  # the cosignature is ignored
+    trusted = CosignerKey.for_key("witness.example/w1", witness_key.public_key().public_bytes_raw())
+    assert [c.name for c in verify_cosignatures(cosigned, [trusted])] == ["witness.example/w1"]
+    assert verify_cosignatures(sumdb["note"], [trusted]) == []  # Go's own line is not a cosignature
