@@ -97,6 +97,22 @@ def test_rollback_is_refused_and_caught_with_the_held_checkpoint(
     assert f"the trusted checkpoint {held} has size 9: it was truncated or rolled back" in (
         caught.stderr
     )
+    # the same for bundles: the rolled-back store still exports (its size-5 checkpoint covers it)
+    rolled = tmp_path / "rolled.json"
+    assert run("export", store, "--out", str(rolled)).exit_code == 0
+    bundle_caught = run("verify", "--bundle", str(rolled), "--trusted-checkpoint", str(held))
+    assert bundle_caught.exit_code == 1
+    assert "has size 9: it was truncated or rolled back" in bundle_caught.stderr
+
+
+def test_bundle_extends_a_held_bundle(run: Run, store: str, tmp_path: Path) -> None:
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    assert run("export", store, "--out", str(old)).exit_code == 0
+    assert run("append", store, "-", stdin=_lines(5, 11)).exit_code == 0
+    assert run("export", store, "--out", str(new)).exit_code == 0
+    ok = run("verify", "--bundle", str(new), "--trusted-checkpoint", str(old))
+    assert ok.exit_code == 0, ok.output
+    assert "11 entries, 2 checkpoint(s) verified" in ok.stdout
 
 
 def test_lost_signer_state_needs_adopt(run: Run, store: str, keyring_path: Path) -> None:
