@@ -390,7 +390,11 @@ class Journal:
         stored checkpoint of the same text; returns the stored note. Lines are kept as given:
         verifiers check cosignatures against the witness keys they trust."""
         text, extra = parse_note(note)
-        for size, stored in reversed(self._store.checkpoints()):
+        latest = self._store.latest_checkpoint()
+        candidates = [latest] if latest else []
+        if latest is None or parse_note(latest[1])[0] != text:  # rarely: an older checkpoint
+            candidates = list(reversed(self._store.checkpoints()))
+        for size, stored in candidates:
             have_text, have = parse_note(stored)
             if have_text != text:
                 continue
