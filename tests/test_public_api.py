@@ -41,6 +41,16 @@ PUBLIC = {
         "open_journal",
         "open_note", "parse_checkpoint_body", "root_of_leaves", "sign_checkpoint", "sign_note",
         "verify_bundle", "verify_consistency", "verify_inclusion", "verify_receipt",
+        "EquivocationError", "Evidence", "NotAnExtensionError", "SIGNER_STATE_SCHEMA",
+        "SignerState", "UntrustedKeyError", "bundle_checkpoints", "parse_note",
+        "read_checkpoint_file", "signer_state_dir", "valid_key_name", "verify_proof",
+        "write_durably",
+    ],
+    "refusalkit.witness": [
+        "AddCheckpoint", "Answer", "COSIGNATURE_TYPE", "Cosignature", "CosignerKey",
+        "MAX_PROOF_LINES", "ProofSource", "RequestFormatError", "WITNESS_KEY_SCHEMA", "Witness",
+        "WitnessDir", "WitnessOutcome", "collect_cosignatures", "cosign", "cosigned_message",
+        "make_server", "parse_cosignature", "submit", "verify_cosignatures",
     ],
 }  # fmt: skip
 

@@ -222,10 +222,14 @@ def test_proofs_verify_against_checkpoint_files(run: Run, store: str, tmp_path: 
 
 
 _PROOF_FIELDS = ("index", "tree_size", "leaf_hash", "hashes", "old", "new")
+
+
+def _nested(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner)
+
+
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=70),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner),
-    max_leaves=12,
+    st.none() | st.booleans() | st.integers() | st.text(max_size=70), _nested, max_leaves=12
 )
 
 
