@@ -42,7 +42,7 @@ PUBLIC = {
         "open_note", "parse_checkpoint_body", "root_of_leaves", "sign_checkpoint", "sign_note",
         "verify_bundle", "verify_consistency", "verify_inclusion", "verify_receipt",
         "EquivocationError", "Evidence", "NotAnExtensionError", "SIGNER_STATE_SCHEMA",
-        "SignerState", "UntrustedKeyError", "bundle_checkpoints", "parse_note",
+        "SignerState", "SlotFile", "UntrustedKeyError", "bundle_checkpoints", "parse_note",
         "read_checkpoint_file", "signer_state_dir", "valid_key_name", "verify_proof",
         "write_durably",
     ],

@@ -117,7 +117,7 @@ def test_bundle_extends_a_held_bundle(run: Run, store: str, tmp_path: Path) -> N
 
 def test_lost_signer_state_needs_adopt(run: Run, store: str, keyring_path: Path) -> None:
     assert run("checkpoint", store).exit_code == 0
-    for state in keyring_path.parent.glob("keyring.json.signer/*.json"):
+    for state in keyring_path.parent.glob("keyring.json.signer/*.json.*"):
         state.unlink()
     lost = run("checkpoint", store)
     assert lost.exit_code == 2

@@ -22,6 +22,8 @@ from refusalkit.errors import StoreError, VerificationError
 from refusalkit.journal import (
     EquivocationError,
     NotAnExtensionError,
+    SignerState,
+    SlotFile,
     canonical_bytes,
     leaf_hash,
     open_journal,
@@ -35,6 +37,7 @@ from refusalkit.keyring import Keyring
 SqlRunner = Callable[..., list[Any]]
 DecisionMaker = Callable[..., dict[str, Any]]
 N = 12
+ORIGIN_OF_SIGNED = "example.com/log"
 
 
 @pytest.fixture
@@ -223,8 +226,10 @@ def test_missing_signer_state_needs_adopt(
             j.checkpoint()
         assert "--adopt" in (e.value.hint or "")
         assert j.checkpoint(adopt=True) == signed
-    [state_file] = fresh.glob("*.json")
-    assert json.loads(state_file.read_text())["note"] == signed
+    [state] = [SignerState(fresh, ORIGIN_OF_SIGNED)]
+    remembered = state.load()
+    assert remembered is not None
+    assert remembered[1] == signed
 
 
 def test_compromised_signer_with_fresh_state_leaves_evidence(
@@ -255,3 +260,18 @@ def test_compromised_signer_with_fresh_state_leaves_evidence(
     assert held.root != fork.root
     assert "equivocation" in caught.value.message
     assert caught.value.exit_code == 1
+
+
+def test_slot_file_survives_a_torn_write(tmp_path: Path) -> None:
+    slots = SlotFile(tmp_path / "state.json")
+    assert slots.read() is None
+    slots.write("first")
+    slots.write("second")
+    assert slots.read() == "second"
+    newest = max(slots.paths, key=lambda p: json.loads(p.read_text())["seq"])
+    newest.write_bytes(newest.read_bytes()[:20])  # a crash mid-write tears only this slot
+    assert slots.read() == "first"
+    slots.write("third")  # goes to the torn slot's place: the older one
+    assert slots.read() == "third"
+    newest.write_text(newest.read_text().replace("third", "thirD"))  # a flipped byte
+    assert slots.read() == "first"

@@ -52,6 +52,7 @@ from refusalkit.journal._signer import (
     signer_state_dir,
     write_durably,
 )
+from refusalkit.journal._slots import SlotFile
 from refusalkit.journal._time import normalise_time
 from refusalkit.journal._tree import (
     EMPTY_ROOT,
@@ -78,6 +79,7 @@ __all__ = [
     "OpenedNote",
     "Receipt",
     "SignerState",
+    "SlotFile",
     "UntrustedKeyError",
     "VerifyReport",
     "bundle_checkpoints",

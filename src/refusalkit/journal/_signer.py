@@ -6,9 +6,10 @@ remembers, in a file beside the keyring (one file per origin), the last checkpoi
 signs a new one only after an RFC 9162 §2.1.4 consistency proof from the store shows that the
 store's tree extends it (docs/design/journal.md, "Signer state").
 
-The file is written atomically and durably (write, fsync, rename, fsync the directory), and the
-whole check-sign-remember step holds an exclusive ``flock`` on a lock file beside it, so two
-processes signing for one origin (the service and a CLI run) never interleave.
+The state is written durably with one fsync (two alternating slot files, each with a checksum:
+a crash mid-write leaves the previous state whole), and the whole check-sign-remember step holds
+an exclusive ``flock`` on a lock file beside it, so two processes signing for one origin (the
+service and a CLI run) never interleave.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from refusalkit.errors import StoreError, VerificationError
 from refusalkit.journal._checkpoint import Checkpoint, parse_checkpoint_body
 from refusalkit.journal._note import parse_note
+from refusalkit.journal._slots import SlotFile
 
 __all__ = ["SIGNER_STATE_SCHEMA", "SignerState", "signer_state_dir", "write_durably"]
 
@@ -67,7 +69,8 @@ class SignerState:
 
     @property
     def path(self) -> Path:
-        """``<directory>/<sha256(origin)[:16]>.json`` (origins may hold '/')."""
+        """``<directory>/<sha256(origin)[:16]>.json``, kept as the slots ``<path>.0`` and
+        ``<path>.1`` (origins may hold '/')."""
         digest = hashlib.sha256(self.origin.encode("utf-8")).hexdigest()[:16]
         return self.directory / f"{digest}.json"
 
@@ -84,13 +87,14 @@ class SignerState:
 
     def load(self) -> tuple[Checkpoint, str] | None:
         """The last checkpoint signed for the origin and its note, or None when never."""
+        text = SlotFile(self.path).read()
+        if text is None:
+            return None
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(text)
             note = str(data["note"])
             checkpoint = parse_checkpoint_body(parse_note(note)[0])
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, KeyError, TypeError, VerificationError) as exc:
+        except (ValueError, KeyError, TypeError, VerificationError) as exc:
             raise StoreError(
                 f"the signer state {self.path} is unreadable: {exc}",
                 hint="Restore it from a backup; never sign until it is back.",
@@ -103,4 +107,4 @@ class SignerState:
         """Remember ``note`` as the last checkpoint signed (atomic and durable)."""
         body = {"schema": SIGNER_STATE_SCHEMA, "origin": self.origin, "note": note}
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        write_durably(self.path, json.dumps(body, indent=2) + "\n")
+        SlotFile(self.path).write(json.dumps(body, indent=2) + "\n")

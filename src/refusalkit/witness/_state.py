@@ -2,9 +2,9 @@
 
 ``DIR/witness-key.json`` (mode 0600) holds the cosigner name and Ed25519 seed; ``DIR/logs.json``
 maps each accepted origin to the log's verifier keys (C2SP signed-note vkeys); ``DIR/state/``
-holds, per origin, the latest checkpoint the witness cosigned. Every file is replaced atomically
-and durably (write, fsync, rename, fsync the directory) before the witness answers, so a SIGKILL
-loses nothing it has answered (C2SP tlog-witness: "MUST persist the new checkpoint before
+holds, per origin, the latest checkpoint the witness cosigned, written durably with one fsync
+(two alternating checksummed slots) before the witness answers, so a SIGKILL or a crash loses
+nothing it has answered (C2SP tlog-witness: "MUST persist the new checkpoint before
 responding").
 """
 
@@ -25,6 +25,7 @@ from refusalkit.errors import UsageError
 from refusalkit.journal import (
     Checkpoint,
     NoteVerifier,
+    SlotFile,
     parse_checkpoint_body,
     parse_note,
     valid_key_name,
@@ -132,9 +133,13 @@ class WitnessDir:
     def latest(self, origin: str) -> Checkpoint | None:
         """The latest checkpoint cosigned for ``origin`` (None: never)."""
         path = self._state_path(origin)
-        if not path.exists():
+        text = SlotFile(path).read()
+        if text is None:
             return None
-        data = _read_json(path, "witness state")
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise UsageError(f"the witness state {path} is unreadable: {exc}") from exc
         checkpoint = parse_checkpoint_body(parse_note(str(data["note"]))[0])
         if checkpoint.origin != origin:
             raise UsageError(f"the witness state {path} is not for {origin!r}")
@@ -146,4 +151,4 @@ class WitnessDir:
         path = self._state_path(origin)
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         body = {"schema": WITNESS_STATE_SCHEMA, "origin": origin, "note": note}
-        write_durably(path, json.dumps(body, indent=2) + "\n")
+        SlotFile(path).write(json.dumps(body, indent=2) + "\n")
