@@ -2,21 +2,21 @@
 
 ``python bench/journal.py [--quick]`` measures appends/s on SQLite and PostgreSQL with batches of 1
 and 1,000, inclusion and consistency proof times at 10k, 100k and 1M entries, and a full verify at
-1M (``--quick`` skips the 1M rows). It also measures what tamper evidence costs: a checkpoint
-with the signer-state check (load the state, RFC 9162 consistency proof from the last signed
-size) alone, beside pymerkle's consistency proof at that size (the nearest work it does); the
-whole checkpoint (the check, signing, the durable state write, the store's commit), whose two
-fsyncs bound it (one fsync's cost on this disk is measured in the same run); and a witness cosignature round
-trip on loopback (``refusalkit witness serve`` as a real process; pymerkle has no witness, so
-that row has no peer). Both sides append the same decision records: refusalkit takes
-records (RFC 8785 + leaf hash + tree nodes, durable: WAL, ``synchronous=FULL``); pymerkle's
-``SqliteTree`` takes bytes, so its timed loop includes serialising each record with ``json.dumps``
-(sorted keys), which is cheaper than full RFC 8785. Measurements alternate between the two and the
-best of three is kept, because a shared machine is noisy.
+1M (``--quick`` skips the 1M rows). It also measures what tamper evidence costs: a checkpoint with
+the signer-state check (load the state, RFC 9162 consistency proof from the last signed size)
+alone, beside pymerkle's consistency proof at that size (the nearest work it does); the whole
+checkpoint (the check, signing, the durable state write, the store's commit), whose two fsyncs
+bound it (one fsync's cost on this disk is measured in the same run); and a witness cosignature
+round trip on loopback (``refusalkit witness serve`` as a real process; pymerkle has no witness, so
+that row has no peer). Both sides append the same decision records: refusalkit takes records (RFC
+8785 + leaf hash + tree nodes, durable: WAL, ``synchronous=FULL``); pymerkle's ``SqliteTree`` takes
+bytes, so its timed loop includes serialising each record with ``json.dumps`` (sorted keys), which
+is cheaper than full RFC 8785. Measurements alternate between the two and the best of three is
+kept, because a shared machine is noisy.
 
 pymerkle is GPL: it is never a dependency. This script makes a throw-away venv
-(``bench/.pymerkle-venv``), installs pymerkle there and drives it as a subprocess.
-Results: ``bench/results/journal.json``; ratio = how many times faster refusalkit is.
+(``bench/.pymerkle-venv``), installs pymerkle there and drives it as a subprocess. Results:
+``bench/results/journal.json``; ratio = how many times faster refusalkit is.
 """
 
 from __future__ import annotations
