@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -158,39 +159,38 @@ def test_truncation_is_refused_and_caught_by_an_anchor(
             j.verify(anchors=[("held", signed)])
 
 
-def _roll_back(store_url: str, backup: Path | None, sql: SqlRunner, size: int) -> None:
-    """Put the store back as it was at ``size``: copy the backup file (SQLite), or the same rows
-    as a restored dump would hold (PostgreSQL)."""
-    if backup is not None:
+def _back_up(store_url: str, tmp_path: Path) -> Path:
+    """A backup as its holder would take it: a copy of the file (SQLite), ``pg_dump``."""
+    if not store_url.startswith("postgresql://"):
+        shutil.copyfile(store_url, tmp_path / "backup.db")
+        return tmp_path / "backup.db"
+    target = tmp_path / "backup.dump"
+    subprocess.run(["pg_dump", "-Fc", "-f", str(target), store_url], check=True)
+    return target
+
+
+def _restore(store_url: str, backup: Path) -> None:
+    """Put the backup back: copy the file over the store, or ``pg_restore --clean``."""
+    if not store_url.startswith("postgresql://"):
         shutil.copyfile(backup, store_url)
         for suffix in ("-wal", "-shm"):
             Path(store_url + suffix).unlink(missing_ok=True)
         return
-    sql("DELETE FROM journal_entry WHERE idx >= ?", size)
-    sql("UPDATE journal_head SET size = ? WHERE id = 1", size)
-    sql("DELETE FROM journal_checkpoint WHERE size > ?", size)
-    _reset_tally(sql, store_url)
+    restore = ["pg_restore", "--clean", "--if-exists", "--single-transaction", "-d", store_url]
+    subprocess.run([*restore, str(backup)], check=True)
 
 
 def test_rollback_to_a_backup_is_refused_and_caught(
-    store_url: str,
-    keyring: Keyring,
-    state: Path,
-    raw_sql: SqlRunner,
-    decision: DecisionMaker,
-    tmp_path: Path,
+    store_url: str, keyring: Keyring, state: Path, decision: DecisionMaker, tmp_path: Path
 ) -> None:
     with open_journal(store_url, keyring, origin="example.com/log", signer_state=state) as j:
         j.append([decision(i) for i in range(5)])
         old = j.checkpoint()
         j.store.maintain(force=True)
-        backup = None
-        if not store_url.startswith("postgresql://"):
-            backup = tmp_path / "backup.db"
-            shutil.copyfile(store_url, backup)
+        backup = _back_up(store_url, tmp_path)
         j.append([decision(i) for i in range(5, N)])
         new = j.checkpoint()
-    _roll_back(store_url, backup, raw_sql, 5)
+    _restore(store_url, backup)
     with open_journal(store_url, keyring, signer_state=state) as j:
         assert j.verify().size == 5  # self-consistent: nothing inside the store betrays it
         assert j.latest_checkpoint() == old
