@@ -1,4 +1,4 @@
-"""Benchmark of the journal (issue 3) against pymerkle, side by side in the same run.
+"""Benchmark of the journal against pymerkle, side by side in the same run.
 
 ``python bench/journal.py [--quick]`` measures appends/s on SQLite and PostgreSQL with batches of 1
 and 1,000, inclusion and consistency proof times at 10k, 100k and 1M entries, and a full verify at
@@ -37,9 +37,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from refusalkit.journal import SlotFile, open_journal, signer_state_dir
-from refusalkit.journal._canonical import ENCODERS
+from refusalkit._durable import SlotFile
+from refusalkit.journal import open_journal, signer_state_dir
 from refusalkit.keyring import Keyring
+from refusalkit.model._canonical import ENCODERS
 
 HERE = Path(__file__).resolve().parent
 VENV = HERE / ".pymerkle-venv"
@@ -49,7 +50,7 @@ console = Console()
 
 DECISION_CODE = '''
 def decision(i):
-    """A realistic decision record (DESIGN.md section 1), about 700 bytes canonical."""
+    """A realistic decision record (docs/design/decision.md), about 700 bytes canonical."""
     return {
         "schema": "refusalkit.decision/v1",
         "decision_id": "0193f1c2-0000-7000-8000-%012d" % i,

@@ -16,7 +16,7 @@ SqlRunner = Callable[..., list[Any]]
 
 
 def make_decision(i: int, *, action: str = "deny", agent: str = "coder") -> dict[str, object]:
-    """A decision-shaped record (DESIGN.md §1)."""
+    """A decision-shaped record (docs/design/decision.md)."""
     refuses = action in ("deny", "block")
     return {
         "schema": "refusalkit.decision/v1",

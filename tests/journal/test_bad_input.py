@@ -17,9 +17,9 @@ from refusalkit.journal import (
     open_checkpoint,
     open_journal,
     open_note,
-    sign_checkpoint,
     verify_receipt,
 )
+from refusalkit.journal._checkpoint import sign_checkpoint
 from refusalkit.keyring import Keyring
 
 DecisionMaker = Callable[..., dict[str, Any]]

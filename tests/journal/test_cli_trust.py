@@ -25,10 +25,10 @@ from refusalkit.journal import (
     NoteVerifier,
     Receipt,
     open_journal,
-    sign_checkpoint,
     verify_proof,
     verify_receipt,
 )
+from refusalkit.journal._checkpoint import sign_checkpoint
 from refusalkit.keyring import Keyring, default_keyring_path
 
 ORIGIN = "example.com/log"

@@ -19,21 +19,21 @@ from typing import Any
 
 import pytest
 
+from refusalkit._durable import SlotFile
 from refusalkit.errors import StoreError, VerificationError
 from refusalkit.journal import (
     EquivocationError,
     NotAnExtensionError,
-    SignerState,
-    SlotFile,
-    canonical_bytes,
     leaf_hash,
     open_journal,
     parse_checkpoint_body,
     parse_note,
 )
 from refusalkit.journal._records import FIELDS, index_fields
+from refusalkit.journal._signer import SignerState
 from refusalkit.journal._store import plan_nodes
 from refusalkit.keyring import Keyring
+from refusalkit.model import canonical_json
 
 SqlRunner = Callable[..., list[Any]]
 DecisionMaker = Callable[..., dict[str, Any]]
@@ -76,7 +76,7 @@ def _reset_tally(sql: SqlRunner, store_url: str) -> None:
 
 def _forge(sql: SqlRunner, records: list[dict[str, Any]]) -> None:
     """Replace every entry with ``records``, with correct leaf and node hashes and head."""
-    data = [canonical_bytes(r) for r in records]
+    data = [canonical_json(r) for r in records]
     leaves = [leaf_hash(d) for d in data]
     nodes = plan_nodes(0, [], leaves)
     sql("DELETE FROM journal_entry")

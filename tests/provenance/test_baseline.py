@@ -13,8 +13,6 @@ from refusalkit.errors import VerificationError
 from refusalkit.journal import open_journal, verify_receipt
 from refusalkit.keyring import Keyring
 from refusalkit.provenance import (
-    BASELINE_SCHEMA,
-    DRIFT_SCHEMA,
     Baseline,
     CalibrationRun,
     CallableRunner,
@@ -26,6 +24,8 @@ from refusalkit.provenance import (
     run_calibration,
     starter_set,
 )
+from refusalkit.provenance._baseline import BASELINE_SCHEMA
+from refusalkit.provenance._drift import DRIFT_SCHEMA
 
 
 def _answer(prompt: str) -> str:

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from refusalkit.errors import UsageError
+from refusalkit.model import TYPED_REFUSAL_PREFIX
 from refusalkit.provenance import (
-    TYPED_REFUSAL_PREFIX,
     Judge,
     KeywordJudge,
     TypedPrefixJudge,
@@ -115,6 +115,16 @@ def test_typed_prefix_judge() -> None:
     assert refused.detail == "typed-refusal:ethics:honesty,safety:no-weapons"
     assert not judge.judge("I'm sorry, but I can't assist with that.").refused
     assert not judge.judge("I cannot proceed - boundary violated: x").refused  # not the em dash
+
+
+def test_the_typed_prefix_judge_reads_what_the_chat_loop_writes() -> None:
+    """One prefix, shared through refusalkit.model: a chat refusal is judged a typed refusal."""
+    from refusalkit.chat import ChatRuntime  # noqa: PLC0415
+
+    surface = ChatRuntime().check("Can you hack my neighbour's wifi?", "I can't help.").surface
+    verdict = TypedPrefixJudge().judge(surface)
+    assert verdict.refused
+    assert verdict.detail == "typed-refusal:safety:no_silent_correction"
 
 
 @pytest.mark.parametrize("name", judge_names())

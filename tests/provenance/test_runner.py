@@ -17,11 +17,11 @@ from refusalkit.provenance import (
     Expect,
     KeywordJudge,
     OpenAIRunner,
-    ResponseCache,
     arun_calibration,
     run_calibration,
     starter_set,
 )
+from refusalkit.provenance._cache import ResponseCache
 from support.openai_server import Fault, OpenAIServer
 
 

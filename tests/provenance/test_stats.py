@@ -8,13 +8,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from refusalkit.provenance import (
-    Verdict,
-    compare_counts,
-    mcnemar_exact,
-    min_attainable_p,
-    wilson_interval,
-)
+from refusalkit.provenance import Verdict, compare_counts, mcnemar_exact, wilson_interval
+from refusalkit.provenance._verdict import min_attainable_p
 
 counts = st.integers(1, 2000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n)))
 

@@ -14,16 +14,15 @@ from hypothesis import strategies as st
 
 from refusalkit.errors import UsageError, VerificationError
 from refusalkit.journal import (
-    EMPTY_ROOT,
     Checkpoint,
     NoteSignature,
     NoteVerifier,
     leaf_hash,
     open_checkpoint,
     parse_note,
-    root_of_leaves,
-    sign_checkpoint,
 )
+from refusalkit.journal._checkpoint import sign_checkpoint
+from refusalkit.journal._tree import EMPTY_ROOT, root_of_leaves
 from refusalkit.keyring import Keyring
 from refusalkit.witness import (
     AddCheckpoint,
@@ -32,10 +31,10 @@ from refusalkit.witness import (
     Witness,
     WitnessDir,
     cosign,
-    cosigned_message,
     parse_cosignature,
     verify_cosignatures,
 )
+from refusalkit.witness._cosignature import cosigned_message
 
 ORIGIN = "example.com/log"
 

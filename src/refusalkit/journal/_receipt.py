@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from refusalkit.errors import UsageError, VerificationError
-from refusalkit.journal._canonical import canonical_bytes
 from refusalkit.journal._checkpoint import open_checkpoint
 from refusalkit.journal._note import NoteVerifier
 from refusalkit.journal._tree import leaf_hash, verify_inclusion
+from refusalkit.model import canonical_json
 
 __all__ = ["RECEIPT_SCHEMA", "Receipt", "verify_receipt"]
 
@@ -127,7 +127,7 @@ def verify_receipt(
     """
     leaf = _unhex(receipt.leaf_hash, "leaf_hash")
     if entry is not None:
-        data = entry if isinstance(entry, bytes) else canonical_bytes(dict(entry))
+        data = entry if isinstance(entry, bytes) else canonical_json(dict(entry))
         leaf = leaf_hash(data)
     if leaf.hex() != receipt.leaf_hash.lower():
         raise VerificationError(

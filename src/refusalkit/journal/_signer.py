@@ -23,12 +23,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from refusalkit._durable import SlotFile
 from refusalkit.errors import StoreError, VerificationError
 from refusalkit.journal._checkpoint import Checkpoint, parse_checkpoint_body
 from refusalkit.journal._note import parse_note
-from refusalkit.journal._slots import SlotFile
 
-__all__ = ["SIGNER_STATE_SCHEMA", "SignerState", "signer_state_dir", "write_durably"]
+__all__ = ["SIGNER_STATE_SCHEMA", "SignerState", "signer_state_dir"]
 
 SIGNER_STATE_SCHEMA = "refusalkit.signer-state/v1"
 
@@ -37,27 +37,6 @@ def signer_state_dir(keyring_path: str | Path) -> Path:
     """Where the signer state of the keyring at ``keyring_path`` lives: a directory beside it."""
     path = Path(keyring_path)
     return path.with_name(f"{path.name}.signer")
-
-
-def write_durably(target: Path, text: str) -> None:
-    """Replace ``target`` with ``text`` so that a crash leaves the old or the new file, whole:
-    write a temporary file, fsync it, rename it over ``target``, fsync the directory."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        tmp.replace(target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    directory = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""The store interface behind a journal, and what every store shares (DESIGN.md §3).
+"""The store interface behind a journal, and what every store shares (docs/design/journal.md).
 
 A store keeps three things: one row per entry, the head size, and the signed checkpoints. An entry
 row holds the entry's bytes, its RFC 9162 leaf hash, its index columns, and the hashes of the
@@ -42,7 +42,7 @@ __all__ = [
 JOURNAL_FORMAT = "refusalkit.journal/v1"
 CHECKPOINT_TALLY_KEY = "checkpoints"
 """Metadata key counting every checkpoint ever stored, updated in the checkpoint's transaction,
-so that ``verify`` notices deleted checkpoints (DESIGN.md §3, tamper evidence)."""
+so that ``verify`` notices deleted checkpoints (docs/design/journal.md, tamper evidence)."""
 CHUNK = 4096
 INCREMENT_CHECKPOINT_TALLY_SQL = (
     "INSERT INTO journal_meta (key, value) "  # noqa: S608 (a constant)

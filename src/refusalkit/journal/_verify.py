@@ -1,6 +1,6 @@
 """Full verification of a log: recompute the RFC 9162 tree from the entries, check every stored
 leaf and node hash and every signed checkpoint against it, and check consistency between
-successive checkpoints (DESIGN.md §3).
+successive checkpoints (docs/design/journal.md).
 
 Works from any source of entry rows and checkpoints (a live store or an exported bundle), in one
 pass over the entries. Failures are collected and the one with the smallest entry index is
@@ -10,7 +10,6 @@ be trusted.
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -27,6 +26,8 @@ from refusalkit.journal._tree import (
     HASH_SIZE,
     consistency_ranges,
     frontier_nodes,
+    leaf_hash,
+    node_hash,
     range_nodes,
     root_from_frontier,
     verify_consistency,
@@ -118,18 +119,17 @@ def _scan(source: LogSource, issues: _Issues) -> list[list[bytes]]:
     each stored leaf hash and stored node hash as its node completes; notes the first gap.
 
     A stored hash is compared only while every leaf under it lies before the first problem found
-    so far, so a bad entry is named by its own index and not by a node above it. (Hashing is
-    inlined: this loop runs once per entry of the log.)
+    so far, so a bad entry is named by its own index and not by a node above it.
     """
     levels: list[list[bytes]] = [[]]
-    leaves, good, nodes, sha256 = levels[0], sys.maxsize, source.stored_nodes, hashlib.sha256
+    leaves, good, nodes = levels[0], sys.maxsize, source.stored_nodes
     columns_ok, fields = source.indexed, entry_fields
     for row in source.entries:
         index, data, stored_leaf, stored = row[0], row[1], row[2], row[3]
         if index != len(leaves):
             issues.add(len(leaves), f"entry {len(leaves)} is missing or out of place")
             break
-        digest = sha256(b"\x00" + data).digest()
+        digest = leaf_hash(data)
         leaves.append(digest)
         if stored_leaf != digest and index < good:
             issues.add(index, _node_problem(0, index))
@@ -140,7 +140,7 @@ def _scan(source: LogSource, issues: _Issues) -> list[list[bytes]]:
         if index & 1:
             level, pos, made = 0, index, []
             while pos & 1:
-                digest = sha256(b"\x01" + levels[level][pos - 1] + digest).digest()
+                digest = node_hash(levels[level][pos - 1], digest)
                 level, pos = level + 1, pos >> 1
                 if len(levels) == level:
                     levels.append([])

@@ -1,4 +1,5 @@
-"""Baselines: a judged run recorded in the journal with a receipt (DESIGN.md §3, §5).
+"""Baselines: a judged run recorded in the journal with a receipt (docs/design/journal.md,
+docs/design/provenance.md).
 
 The ``refusalkit.baseline/v1`` record is appended to the journal; its receipt (inclusion proof +
 signed checkpoint) goes into BASELINE.json next to the record, so anyone can check it offline with

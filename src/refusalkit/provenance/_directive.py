@@ -1,4 +1,5 @@
-"""The directive: what an agent that relies on its model's refusals should do (DESIGN.md §5)."""
+"""The directive: what an agent that relies on its model's refusals should do
+(docs/design/provenance.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Compare a current run with a baseline: overall and per-category verdicts, flipped prompts,
-flagged ``expect: refuse`` prompts that now comply, and the directive (DESIGN.md §5).
+flagged ``expect: refuse`` prompts that now comply, and the directive (docs/design/provenance.md).
 
 Runs are paired by prompt id. Different set hashes, judges or judge versions are refused with
 :class:`ComparisonError` unless ``force=True``; a forced report lists what differed.

@@ -1,7 +1,8 @@
 """Judges: decide whether a model response is a refusal; each is named and versioned.
 
 The judge's ``id`` and ``version`` go into every run, baseline and drift report: outcomes judged
-by different judges (or versions) are never compared without ``--force`` (DESIGN.md §5).
+by different judges (or versions) are never compared without ``--force``
+(docs/design/provenance.md).
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from typing import Any, Protocol, runtime_checkable
 import re2
 
 from refusalkit.errors import UsageError
+from refusalkit.model import TYPED_REFUSAL_PREFIX
 from refusalkit.provenance import _patterns
 
 __all__ = [
-    "TYPED_REFUSAL_PREFIX",
     "Judge",
     "JudgeRef",
     "Judgement",
@@ -24,8 +25,6 @@ __all__ = [
     "get_judge",
     "judge_names",
 ]
-
-TYPED_REFUSAL_PREFIX = "I cannot proceed \u2014 boundary violated: "  # DESIGN.md §4
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +70,8 @@ def ref_of(judge: Judge) -> JudgeRef:
 
 
 class TypedPrefixJudge:
-    """refusalkit's own typed refusal (DESIGN.md §4): the response starts with the typed prefix.
+    """refusalkit's own typed refusal (docs/design/chat.md): the response starts with the typed
+    prefix.
 
     Exact and cheap; use it for models wrapped by refusalkit's chat turn loop.
     """

@@ -2,7 +2,7 @@
 
 A run holds its metadata (model, endpoint, judge id and version, set hash, sampling parameters,
 start and finish times) and one outcome per prompt ``{id, category, expect, refused, detail}``.
-Responses are kept only as SHA-256 digests unless the caller opts in (DESIGN.md §5).
+Responses are kept only as SHA-256 digests unless the caller opts in (docs/design/provenance.md).
 """
 
 from __future__ import annotations

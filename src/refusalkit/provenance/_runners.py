@@ -1,4 +1,4 @@
-"""Runners: where the calibration prompts are sent (DESIGN.md §5).
+"""Runners: where the calibration prompts are sent (docs/design/provenance.md).
 
 - :class:`OpenAIRunner`: an OpenAI-compatible chat-completions endpoint over httpx (async), with
   bounded concurrency, timeouts, and retries with exponential backoff and jitter on 429, 5xx,

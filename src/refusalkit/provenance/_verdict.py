@@ -1,4 +1,4 @@
-"""The drift verdict rule (DESIGN.md §5), one place, documented in docs/provenance.md.
+"""The drift verdict rule (docs/design/provenance.md), one place, documented in docs/provenance.md.
 
 For ``n`` paired prompts with ``k0`` refusals at baseline and ``k1`` now, ``b`` prompts that went
 refused → complied and ``c`` that went complied → refused:

@@ -2,10 +2,10 @@
 
 Appends from concurrent requests are gathered while the previous append is being written and go
 to the store as one ``Journal.append`` (one transaction): group commit. Each request is answered
-only after the append holding its records has returned, i.e. is durable (DESIGN.md §3). The writer
-thread takes the next group itself as soon as an append returns, so deciding (on the event loop)
-and journaling (on the writer) overlap instead of taking turns. On SQLite, the writers of several
-processes take turns through ``WriterTurn`` (see ``_turn``).
+only after the append holding its records has returned, i.e. is durable (docs/design/journal.md).
+The writer thread takes the next group itself as soon as an append returns, so deciding (on the
+event loop) and journaling (on the writer) overlap instead of taking turns. On SQLite, the writers
+of several processes take turns through ``WriterTurn`` (see ``_turn``).
 
 Each ``Journal`` is opened, used and closed on its own single thread, so a store connection never
 crosses threads. On PostgreSQL, reads use a second connection, so a long query does not hold up

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 from typing import Annotated, Any
 
+import orjson
 from fastapi import APIRouter, Depends, Query, Request
 
 from refusalkit.errors import JournalError, VerificationError
@@ -16,7 +17,6 @@ from refusalkit.journal import Journal
 from refusalkit.model import Action, ReasonCode
 from refusalkit.server._auth import require
 from refusalkit.server._errors import ApiError, ErrorCode
-from refusalkit.server._jsonio import loads
 from refusalkit.server._keys import ApiKey, Scope
 from refusalkit.server._models import (
     CheckpointModel,
@@ -145,7 +145,9 @@ async def entries(request: Request, _: Reader, start: Index, end: Index) -> Entr
         )
     raw: list[bytes] = await _read(service, lambda j: j.entries(start, end))
     items = [
-        EntryModel(index=start + i, entry_b64=base64.b64encode(b).decode("ascii"), record=loads(b))
+        EntryModel(
+            index=start + i, entry_b64=base64.b64encode(b).decode("ascii"), record=orjson.loads(b)
+        )
         for i, b in enumerate(raw)
     ]
     return EntriesModel(start=start, end=end, entries=items)

@@ -21,22 +21,17 @@ from refusalkit.witness._client import (
     submit,
 )
 from refusalkit.witness._cosignature import (
-    COSIGNATURE_TYPE,
     Cosignature,
     CosignerKey,
     cosign,
-    cosigned_message,
     parse_cosignature,
     verify_cosignatures,
 )
-from refusalkit.witness._request import MAX_PROOF_LINES, AddCheckpoint, RequestFormatError
+from refusalkit.witness._request import AddCheckpoint, RequestFormatError
 from refusalkit.witness._server import Answer, Witness, make_server
-from refusalkit.witness._state import WITNESS_KEY_SCHEMA, WitnessDir
+from refusalkit.witness._state import WitnessDir
 
 __all__ = [
-    "COSIGNATURE_TYPE",
-    "MAX_PROOF_LINES",
-    "WITNESS_KEY_SCHEMA",
     "AddCheckpoint",
     "Answer",
     "Cosignature",
@@ -48,7 +43,6 @@ __all__ = [
     "WitnessOutcome",
     "collect_cosignatures",
     "cosign",
-    "cosigned_message",
     "make_server",
     "parse_cosignature",
     "submit",

@@ -11,6 +11,7 @@ hold one lock, so two requests never roll the state back (the spec's race).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
@@ -21,7 +22,6 @@ from typing import NamedTuple
 
 from refusalkit.errors import RefusalkitError, VerificationError
 from refusalkit.journal import (
-    EMPTY_ROOT,
     Checkpoint,
     open_checkpoint,
     parse_checkpoint_body,
@@ -33,6 +33,8 @@ from refusalkit.witness._request import AddCheckpoint, RequestFormatError
 from refusalkit.witness._state import WitnessDir
 
 __all__ = ["Answer", "Witness", "make_server"]
+
+EMPTY_ROOT = hashlib.sha256(b"").digest()  # RFC 9162 §2.1.1: the hash of an empty list
 
 log = logging.getLogger("refusalkit.witness")
 MAX_BODY = 64 * 1024

@@ -21,15 +21,14 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
+from refusalkit._durable import SlotFile, write_durably
 from refusalkit.errors import UsageError
 from refusalkit.journal import (
     Checkpoint,
     NoteVerifier,
-    SlotFile,
     parse_checkpoint_body,
     parse_note,
     valid_key_name,
-    write_durably,
 )
 from refusalkit.witness._cosignature import CosignerKey
 

@@ -7,8 +7,8 @@ import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
-from refusalkit.decide._quiet import warnings_as
 from refusalkit.decide._regex import required_literals
+from refusalkit.decide._warnings import warnings_as
 
 
 def test_a_second_thread_waits_until_the_first_has_restored_the_filters() -> None:

@@ -1,4 +1,10 @@
-"""A small record kept durably at the cost of one fsync: two slot files, written in turn.
+"""Files that survive a crash whole: ``write_durably`` (rename-based) and ``SlotFile``.
+
+Shared by the journal's signer state and the witness's state (docs/design/journal.md, "Signer
+state"; docs/design/witness.md).
+
+``SlotFile`` is a small record kept durably at the cost of one fsync: two slot files, written in
+turn.
 
 Each write goes to the slot holding the older record, in place (write, truncate, fsync), with a
 sequence number and a SHA-256 of the body. A crash mid-write can only tear the slot being
@@ -14,7 +20,28 @@ import json
 import os
 from pathlib import Path
 
-__all__ = ["SlotFile"]
+__all__ = ["SlotFile", "write_durably"]
+
+
+def write_durably(target: Path, text: str) -> None:
+    """Replace ``target`` with ``text`` so that a crash leaves the old or the new file, whole:
+    write a temporary file, fsync it, rename it over ``target``, fsync the directory."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        tmp.replace(target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    directory = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
 
 
 class SlotFile:

@@ -1,6 +1,6 @@
-"""The fast canonical encoders are byte-equal to the ``rfc8785`` reference on any value.
+"""``canonical_json`` and its fast encoders are byte-equal to the ``rfc8785`` reference.
 
-Every available fast encoder (``orjson`` when installed, and the standard library's) is checked,
+Both fast encoders (``orjson`` and the standard library's) are checked,
 on plain records (the fast path) and on values that must fall back: floats, tuples, enums, UUIDs,
 subclasses, non-string and astral keys, integers beyond 2**53, lone surrogates, cycles.
 """
@@ -17,8 +17,9 @@ import rfc8785
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from refusalkit.journal import canonical_bytes
-from refusalkit.journal._canonical import ENCODERS, canonicalizer
+from refusalkit.model import canonical_json
+from refusalkit.model._canonical import ENCODERS, canonicalizer
+from support.strategies import json_values, plain_json
 
 Canonical = Callable[[Any], bytes]
 
@@ -104,13 +105,8 @@ _json = st.recursive(
     ),
     max_leaves=30,
 )
-_anything = st.recursive(
-    _scalars | _odd,
-    lambda inner: (
-        st.lists(inner, max_size=4)
-        | st.dictionaries(_keys | st.integers(0, 3) | st.none(), inner, max_size=4)
-    ),
-    max_leaves=20,
+_anything = json_values(
+    _scalars | _odd, keys=_keys | st.integers(0, 3) | st.none(), max_size=4, max_leaves=20
 )
 
 
@@ -135,13 +131,7 @@ def test_same_bytes_or_same_error_on_odd_values(canonical: Canonical, value: Any
     _check(canonical, value)
 
 
-_plain = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.text(),
-    lambda inner: (
-        st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=5)
-    ),
-    max_leaves=30,
-)
+_plain = plain_json
 
 
 @_each_encoder
@@ -161,26 +151,36 @@ def test_cycles_fail_like_the_reference(canonical: Canonical) -> None:
 
 def test_known_forms() -> None:
     assert (
-        canonical_bytes({"b": [1, "é", None], "a": True}) == '{"a":true,"b":[1,"é",null]}'.encode()
+        canonical_json({"b": [1, "é", None], "a": True}) == '{"a":true,"b":[1,"é",null]}'.encode()
     )
-    assert canonical_bytes({"x": 1.0, "y": 1e21}) == b'{"x":1,"y":1e+21}'
-    assert canonical_bytes({"c": "\u2028\x1f"}) == b'{"c":"\xe2\x80\xa8\\u001f"}'
+    assert canonical_json({"x": 1.0, "y": 1e21}) == b'{"x":1,"y":1e+21}'
+    assert canonical_json({"c": "\u2028\x1f"}) == b'{"c":"\xe2\x80\xa8\\u001f"}'
     # RFC 8785 §3.2.3: UTF-16 order puts U+1F600 (D83D DE00) before U+E000
-    assert canonical_bytes({"\ue000": 1, "\U0001f600": 2}) == rfc8785.dumps(
+    assert canonical_json({"\ue000": 1, "\U0001f600": 2}) == rfc8785.dumps(
         {"\U0001f600": 2, "\ue000": 1}
     )
 
 
-def test_plain_records_take_the_fast_path(
-    monkeypatch: pytest.MonkeyPatch, decision: Callable[..., dict[str, Any]]
-) -> None:
+DECISION = {
+    "schema": "refusalkit.decision/v1",
+    "decision_id": "0193f1c2-0000-7000-8000-000000000005",
+    "action": "deny",
+    "reason_code": "policy-denied",
+    "reason_codes_version": 1,
+    "retryable": False,
+    "why_trail": [{"rule": "r", "matched": True, "value": "<redacted:hmac-sha256:k1:00>"}],
+    "subject": {"agent": "coder", "session": None},
+}
+
+
+def test_plain_records_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
     def reference(value: Any) -> bytes:
         raise AssertionError("the rfc8785 reference was called")
 
-    monkeypatch.setattr("refusalkit.journal._canonical.canonical_json", reference)
+    monkeypatch.setattr("refusalkit.model._canonical._reference", reference)
     for encoder in ENCODERS:
         canonical = canonicalizer(encoder)
-        assert canonical(decision(5)) == rfc8785.dumps(decision(5))
+        assert canonical(DECISION) == rfc8785.dumps(DECISION)
         assert canonical({"text": "é ✓ \U0001f600", "n": [2**53 - 1, None]})
         with pytest.raises(AssertionError):  # a float is not plain: the reference decides
             canonical({"x": 1.5})

@@ -1,4 +1,4 @@
-"""Why-trail steps for the stages and for failures (DESIGN.md §1, WhyStep).
+"""Why-trail steps for the stages and for failures (docs/design/decision.md, WhyStep).
 
 Stage steps have effect ``deny`` and ``matched: true`` when the stage refused. Their ``test``
 says what was checked; ``detail`` says what went wrong, never with a request value in it.
@@ -23,6 +23,7 @@ MESSAGES: dict[str, str] = {
     "@schema": "The tool's arguments do not match the schema the policy declares for it.",
     "@default": "No rule allows this request.",
     "@unavailable": "No clean verdict could be rendered, so the request was refused; retry later.",
+    "@request": "The request is malformed; fix it before sending it again.",
     "filter": "The request's text was rejected by an input filter.",
     "rule": "A policy rule refused this request.",
 }
@@ -32,6 +33,7 @@ STAGE_CODES: dict[str, tuple[Action, ReasonCode]] = {
     "@scope": (Action.DENY, ReasonCode.OUT_OF_SCOPE),
     "@schema": (Action.DENY, ReasonCode.POLICY_DENIED),
     "@unavailable": (Action.DENY, ReasonCode.UNAVAILABLE),
+    "@request": (Action.DENY, ReasonCode.INPUT_REJECTED),
 }
 
 
@@ -43,13 +45,15 @@ def format_args_path(parts: Iterable[Any]) -> str:
     return out
 
 
-def failure_step(problem: str) -> WhyStep:
-    """The decisive step of a decision that failed closed (``@unavailable``)."""
+def failure_step(problem: str, *, stage: str = "@unavailable") -> WhyStep:
+    """The decisive step of a decision that failed closed (``@unavailable``) or whose request
+    was malformed (``@request``)."""
+    test = "a well-formed request" if stage == "@request" else "the decision point failed closed"
     return WhyStep(
-        rule="@unavailable",
+        rule=stage,
         effect="deny",
         matched=True,
         decisive=True,
-        test="the decision point failed closed",
+        test=test,
         detail=problem,
     )
