@@ -121,15 +121,21 @@ def without_self_reference(hint: str, command: str) -> str:
     """``hint`` less any clause that tells the user to run ``command``, the one they are running.
 
     "Fix the pack, then run `refusalkit policy check PACK`." is good advice from ``decide`` and
-    a loop from ``policy check`` itself.
+    a loop from ``policy check`` itself. A mention that adds an option (`` --adopt``) advises
+    running the command differently, and stays.
     """
     clauses = re.split(r"(?<=[.;])\s+|,\s+then\s+|;\s+", hint)
-    mention = re.compile(rf"`{re.escape(command)}(\s|`)")
-    kept = [c for c in clauses if not mention.search(c)]
+    mention = re.compile(rf"`{re.escape(command)}(?:\s[^`]*)?`")
+    kept = [c for c in clauses if not _loops(mention, c)]
     if len(kept) == len(clauses):
         return hint
     text = " ".join(c.strip() for c in kept).strip()
     return text if not text or text.endswith((".", "!", "?")) else text + "."
+
+
+def _loops(mention: re.Pattern[str], clause: str) -> bool:
+    """Whether ``clause`` sends the user back to the same command with no new option."""
+    return any(" --" not in found.group(0) for found in mention.finditer(clause))
 
 
 class GuardedGroup(TyperGroup):
