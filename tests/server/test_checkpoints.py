@@ -96,3 +96,31 @@ def test_the_service_has_its_checkpoints_witnessed(
         assert directory.latest("example.com/svc") is not None
     finally:
         witness.kill()
+
+
+def test_the_service_refuses_to_sign_a_rolled_back_store(
+    deployment: Deployment, start_server: Start, tmp_path: Path
+) -> None:
+    """A store holder restores an old copy between runs: the admin call answers 409 and the
+    schedule signs nothing, because the signer state beside the keyring remembers more."""
+    store, backup = Path(deployment.journal), tmp_path / "backup.db"
+    admin = deployment.keys.header("admin")
+    for step in ("backup", "grow"):
+        server = start_server(deployment.server("--checkpoint-every", "3600"))
+        _decide(server, deployment, 2)
+        signed = httpx.post(f"{server.base_url}/v1/admin/journal/checkpoint", headers=admin)
+        assert signed.status_code == 200
+        server.stop()
+        if step == "backup":
+            backup.write_bytes(store.read_bytes())
+    store.write_bytes(backup.read_bytes())
+    for suffix in ("-wal", "-shm"):
+        Path(f"{store}{suffix}").unlink(missing_ok=True)
+    server = start_server(deployment.server("--checkpoint-every", "3600"))
+    _decide(server, deployment, 3)
+    refused = httpx.post(f"{server.base_url}/v1/admin/journal/checkpoint", headers=admin)
+    assert refused.status_code == 409
+    assert "does not extend the last checkpoint signed" in refused.json()["error"]["message"]
+    server.stop()
+    sizes = [parse_note(n)[0].split("\n")[1] for n in _stored_checkpoints(deployment)]
+    assert sizes == ["0", "2"]
