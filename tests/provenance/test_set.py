@@ -18,10 +18,9 @@ from refusalkit.provenance import (
     Expect,
     import_xstest,
     load_set,
-    parse_set,
     starter_set,
 )
-from refusalkit.provenance._set import set_hash
+from refusalkit.provenance._set import parse_set, set_hash
 from refusalkit.provenance._verdict import min_attainable_p
 
 
@@ -155,8 +154,10 @@ def test_starter_set_is_meaningful() -> None:
         expects = [p.expect for p in s if p.category == category]
         assert len(expects) >= 20, category
         assert expects.count(Expect.COMPLY) == expects.count(Expect.REFUSE), category
-    # every category can show drift at the default Bonferroni alpha (docs/design/provenance.md)
+    # every category can show drift either way at the default Bonferroni alpha, with half
+    # of it refused at baseline (docs/design/provenance.md)
     alpha = 0.05 / len(s.categories)
-    assert all(min_attainable_p(n) < alpha for n in s.categories.values())
+    for n in s.categories.values():
+        assert all(min_attainable_p(n, n // 2, d) < alpha for d in (1, -1))
     assert len({p.prompt for p in s}) == len(s)
     assert s.name == "starter-v1"

@@ -1,5 +1,4 @@
-"""Baselines: a judged run recorded in the journal with a receipt (docs/design/journal.md,
-docs/design/provenance.md).
+"""Baselines: a judged run recorded in the journal with a receipt (docs/design/provenance.md).
 
 The ``refusalkit.baseline/v1`` record is appended to the journal; its receipt (inclusion proof +
 signed checkpoint) goes into BASELINE.json next to the record, so anyone can check it offline with
@@ -16,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from refusalkit.errors import CalibrationError, VerificationError
 from refusalkit.model import format_timestamp, now_utc, uuid7
+from refusalkit.provenance._judge_error import JudgeAudit
 from refusalkit.provenance._judges import JudgeRef
-from refusalkit.provenance._run import CalibrationRun, Outcome, _read_json
+from refusalkit.provenance._run_record import CalibrationRun, JudgedResponse, _read_json
 from refusalkit.provenance._trust import keyring_public_keys, verify_trusted
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def _plain(value: dict[str, Any]) -> dict[str, Any]:
 
 def baseline_record(run: CalibrationRun) -> dict[str, Any]:
     """The ``refusalkit.baseline/v1`` record of a run; response text is never included."""
-    outcomes = [Outcome.to_dict(o) for o in run.outcomes]
+    outcomes = [JudgedResponse.to_dict(o) for o in run.outcomes]
     for o in outcomes:
         o.pop("response", None)
     return _plain(
@@ -66,6 +66,12 @@ def baseline_record(run: CalibrationRun) -> dict[str, Any]:
             "outcomes": outcomes,
             "started_at": run.started_at,
             "finished_at": run.finished_at,
+            "uncertain_share": run.uncertain_share,
+            **(
+                {"judge_audit": dict(run.extra["judge_audit"])}
+                if "judge_audit" in run.extra
+                else {}
+            ),
         }
     )
 
@@ -98,9 +104,15 @@ class Baseline:
         return str(self.record["calibration_prompt_set_hash"])
 
     @property
-    def outcomes(self) -> tuple[Outcome, ...]:
+    def outcomes(self) -> tuple[JudgedResponse, ...]:
         """Per-prompt outcomes."""
-        return tuple(Outcome.from_dict(o) for o in self.record["outcomes"])
+        return tuple(JudgedResponse.from_dict(o) for o in self.record["outcomes"])
+
+    @property
+    def judge_audit(self) -> JudgeAudit | None:
+        """The human audit of the run's judge, recorded with the baseline, if any."""
+        data = self.record.get("judge_audit")
+        return None if data is None else JudgeAudit.from_dict(data)
 
     @property
     def refusal_rate(self) -> float:
@@ -183,7 +195,9 @@ class Baseline:
             receipt = None if data.get("receipt") is None else Receipt.from_dict(data["receipt"])
         except (KeyError, TypeError, ValueError) as exc:
             raise CalibrationError(f"{source}: malformed receipt ({exc!r})") from None
-        return cls(record, receipt)
+        baseline = cls(record, receipt)
+        baseline.judge_audit  # noqa: B018 (checked now, so a bad audit fails on load)
+        return baseline
 
     @classmethod
     def load(cls, path: str | Path) -> Baseline:

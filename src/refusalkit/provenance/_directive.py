@@ -1,5 +1,7 @@
-"""The directive: what an agent that relies on its model's refusals should do
-(docs/design/provenance.md)."""
+"""The directive: what an agent relying on its model's refusals should do.
+
+See docs/design/provenance.md.
+"""
 
 from __future__ import annotations
 

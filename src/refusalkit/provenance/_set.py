@@ -52,8 +52,10 @@ class CalibrationPrompt:
 
 
 def set_hash(prompts: Iterable[CalibrationPrompt]) -> str:
-    """``sha256:<hex>`` of the RFC 8785 form of the records sorted by id
-    (docs/design/provenance.md)."""
+    """``sha256:<hex>`` of the RFC 8785 form of the records sorted by id.
+
+    See docs/design/provenance.md.
+    """
     records = [p.to_dict() for p in sorted(prompts, key=lambda p: p.id)]
     return "sha256:" + hashlib.sha256(canonical_json(records)).hexdigest()
 

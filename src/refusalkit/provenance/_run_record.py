@@ -1,7 +1,11 @@
-"""The record of one calibration run (RUN.json, ``refusalkit.calibration-run/v1``).
+"""The record of one calibration run (RUN.json, ``refusalkit.calibration-run/v2``).
 
 A run holds its metadata (model, endpoint, judge id and version, set hash, sampling parameters,
-start and finish times) and one outcome per prompt ``{id, category, expect, refused, detail}``.
+start and finish times) and one outcome per prompt
+``{id, category, expect, refused, p_refusal, confidence, detail}``, where ``refused`` is
+``yes``, ``no`` or ``uncertain`` (v2; v1 runs, with a boolean, are still read), and the run's
+``uncertain_share``; ``judge_audit`` once a person has labelled a sample
+(docs/provenance.md, "Human audit").
 Responses are kept only as SHA-256 digests unless the caller opts in (docs/design/provenance.md).
 """
 
@@ -12,16 +16,26 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from refusalkit.errors import CalibrationError
-from refusalkit.provenance._judges import JudgeRef
+from refusalkit.provenance._judges import Judgement, JudgeRef, Refused
 from refusalkit.provenance._set import Expect
 from refusalkit.provenance._stats import wilson_interval
 
-__all__ = ["RUN_SCHEMA", "CalibrationRun", "Outcome", "category_distribution", "rate_summary"]
+if TYPE_CHECKING:
+    from refusalkit.provenance._judge_error import JudgeAudit
 
-RUN_SCHEMA = "refusalkit.calibration-run/v1"
+__all__ = [
+    "RUN_SCHEMA",
+    "CalibrationRun",
+    "JudgedResponse",
+    "category_distribution",
+    "rate_summary",
+]
+
+RUN_SCHEMA = "refusalkit.calibration-run/v2"
+_READABLE = (RUN_SCHEMA, "refusalkit.calibration-run/v1")
 
 
 def response_digest(text: str) -> str:
@@ -29,17 +43,41 @@ def response_digest(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _read_refused(value: Any, p: Any) -> tuple[Refused, float]:
+    """``refused`` as written by run v2 (``yes``/``no``/``uncertain``) or v1 (a boolean)."""
+    if isinstance(value, bool):  # calibration-run/v1: the judge was taken as certain
+        return (Refused.YES if value else Refused.NO), float(value)
+    label = Refused(value)
+    if p is None:
+        return label, {Refused.YES: 1.0, Refused.NO: 0.0}.get(label, 0.5)
+    probability = float(p)
+    if not 0.0 <= probability <= 1.0:
+        raise ValueError(f"p_refusal {probability} is not a probability")
+    return label, probability
+
+
 @dataclass(frozen=True, slots=True)
-class Outcome:
-    """How the model answered one prompt, as judged."""
+class JudgedResponse:
+    """How the model answered one prompt, as judged: refused yes / no / uncertain."""
 
     id: str
     category: str
     expect: Expect
-    refused: bool
+    refused: Refused
+    p_refusal: float
     detail: str
     response_sha256: str = ""
     response: str | None = None
+
+    @property
+    def is_refusal(self) -> bool:
+        """The best single reading (an uncertain judgement leans by ``p_refusal``)."""
+        return Judgement(self.refused, self.p_refusal, self.detail).is_refusal
+
+    @property
+    def uncertain(self) -> bool:
+        """True when the judge could not tell."""
+        return self.refused is Refused.UNCERTAIN
 
     def to_dict(self) -> dict[str, Any]:
         """The wire form; ``response`` only when it was kept."""
@@ -47,7 +85,9 @@ class Outcome:
             "id": self.id,
             "category": self.category,
             "expect": str(self.expect),
-            "refused": self.refused,
+            "refused": str(self.refused),
+            "p_refusal": round(self.p_refusal, 6),
+            "confidence": round(max(self.p_refusal, 1.0 - self.p_refusal), 6),
             "detail": self.detail,
         }
         if self.response_sha256:
@@ -57,14 +97,16 @@ class Outcome:
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Outcome:
-        """Read the wire form."""
+    def from_dict(cls, data: Mapping[str, Any]) -> JudgedResponse:
+        """Read the wire form (v2, or v1 with a boolean ``refused``)."""
         response = data.get("response")
+        refused, p = _read_refused(data["refused"], data.get("p_refusal"))
         return cls(
             id=str(data["id"]),
             category=str(data["category"]),
             expect=Expect(data["expect"]),
-            refused=bool(data["refused"]),
+            refused=refused,
+            p_refusal=p,
             detail=str(data.get("detail", "")),
             response_sha256=str(data.get("response_sha256", "")),
             response=None if response is None else str(response),
@@ -77,12 +119,12 @@ def rate_summary(refused: int, n: int) -> dict[str, Any]:
     return {"n": n, "refused": refused, "rate": refused / n if n else 0.0, "interval": [low, high]}
 
 
-def category_distribution(outcomes: Iterable[Outcome]) -> dict[str, dict[str, Any]]:
+def category_distribution(outcomes: Iterable[JudgedResponse]) -> dict[str, dict[str, Any]]:
     """Refusal rate per category (sorted by category), each with its Wilson interval."""
     counts: dict[str, list[int]] = {}
     for o in outcomes:
         cell = counts.setdefault(o.category, [0, 0])
-        cell[0] += int(o.refused)
+        cell[0] += int(o.is_refusal)
         cell[1] += 1
     return {cat: rate_summary(k, n) for cat, (k, n) in sorted(counts.items())}
 
@@ -100,13 +142,28 @@ class CalibrationRun:
     sampling: Mapping[str, Any]
     started_at: str
     finished_at: str
-    outcomes: tuple[Outcome, ...]
+    outcomes: tuple[JudgedResponse, ...]
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def refused_count(self) -> int:
         """How many prompts were refused."""
-        return sum(o.refused for o in self.outcomes)
+        return sum(o.is_refusal for o in self.outcomes)
+
+    @property
+    def judge_audit(self) -> JudgeAudit | None:
+        """The human audit of this run's judge (``calibrate label``), if any."""
+        from refusalkit.provenance._judge_error import JudgeAudit  # noqa: PLC0415 (import cycle)
+
+        data = self.extra.get("judge_audit")
+        return None if data is None else JudgeAudit.from_dict(data)
+
+    @property
+    def uncertain_share(self) -> float:
+        """The share of outcomes the judge could not tell."""
+        return (
+            sum(o.uncertain for o in self.outcomes) / len(self.outcomes) if self.outcomes else 0.0
+        )
 
     @property
     def refusal_rate(self) -> float:
@@ -152,6 +209,7 @@ class CalibrationRun:
             "refusal_rate": self.refusal_rate,
             "refusal_rate_interval": list(self.refusal_rate_interval),
             "refusal_category_distribution": self.category_distribution(),
+            "uncertain_share": self.uncertain_share,
             "outcomes": [o.to_dict() for o in self.outcomes],
             **dict(self.extra),
         }
@@ -159,14 +217,14 @@ class CalibrationRun:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "<memory>") -> CalibrationRun:
         """Read RUN.json; raises :class:`CalibrationError` when it is not a run record."""
-        if data.get("schema") != RUN_SCHEMA:
+        if data.get("schema") not in _READABLE:
             raise CalibrationError(
                 f"{source}: not a calibration run "
                 f"(schema {data.get('schema')!r}, want {RUN_SCHEMA!r})",
                 hint="Give the RUN.json written by `refusalkit calibrate run`.",
             )
         try:
-            return cls(
+            run = cls(
                 run_id=str(data["run_id"]),
                 model=str(data["model"]),
                 endpoint=None if data.get("endpoint") is None else str(data["endpoint"]),
@@ -176,10 +234,13 @@ class CalibrationRun:
                 sampling=dict(data.get("sampling") or {}),
                 started_at=str(data["started_at"]),
                 finished_at=str(data["finished_at"]),
-                outcomes=tuple(Outcome.from_dict(o) for o in data["outcomes"]),
+                outcomes=tuple(JudgedResponse.from_dict(o) for o in data["outcomes"]),
+                extra={k: data[k] for k in _EXTRA if k in data},
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise CalibrationError(f"{source}: malformed calibration run ({exc!r})") from None
+        run.judge_audit  # noqa: B018 (checked now, so a bad audit fails on load)
+        return run
 
     def write(self, path: str | Path) -> Path:
         """Write RUN.json (pretty, UTF-8)."""
@@ -191,6 +252,9 @@ class CalibrationRun:
     def load(cls, path: str | Path) -> CalibrationRun:
         """Read RUN.json from a file."""
         return cls.from_dict(_read_json(path), source=str(path))
+
+
+_EXTRA = ("judge_audit",)  # kept through a read-write cycle
 
 
 def _read_json(path: str | Path) -> Any:

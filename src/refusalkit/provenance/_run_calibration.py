@@ -18,9 +18,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from refusalkit.model import format_timestamp, now_utc
 from refusalkit.provenance._cache import ResponseCache, digest_of
-from refusalkit.provenance._judges import Judge, KeywordJudge, ref_of
-from refusalkit.provenance._run import CalibrationRun, Outcome, response_digest
-from refusalkit.provenance._runners import Runner
+from refusalkit.provenance._judges import Judge, Judgement, KeywordJudge, ref_of
+from refusalkit.provenance._model_runners import Runner
+from refusalkit.provenance._run_record import CalibrationRun, JudgedResponse, response_digest
 from refusalkit.provenance._set import CalibrationPrompt, CalibrationSet
 
 __all__ = ["arun_calibration", "response_key", "run_calibration"]
@@ -113,10 +113,17 @@ async def arun_calibration(
                 **session.answered,
                 **await _ask_all(runner, todo, store, session.run_id, bar),
             }
-        outcomes = tuple(_outcome(p, answers[k], judge, include_responses) for k, p in keyed)
+        verdicts = await _judge_all(judge, [(p.prompt, answers[k]) for k, p in keyed])
+        outcomes = tuple(
+            _outcome(p, answers[k], v, include_responses)
+            for (k, p), v in zip(keyed, verdicts, strict=True)
+        )
         store.finish(session.run_id)
     finally:
         await runner.aclose()
+        closer = getattr(judge, "aclose", None)
+        if closer is not None:
+            await closer()
         if store is not cache:
             store.close()
     return CalibrationRun(
@@ -133,13 +140,23 @@ async def arun_calibration(
     )
 
 
-def _outcome(prompt: CalibrationPrompt, text: str, judge: Judge, keep: bool) -> Outcome:
-    verdict = judge.judge(text)
-    return Outcome(
+async def _judge_all(judge: Judge, pairs: list[tuple[str, str]]) -> list[Judgement]:
+    """Judge every (question, answer); a judge with ``ajudge`` (the llm judge) sees both."""
+    ask = getattr(judge, "ajudge", None)
+    if ask is None:
+        return [judge.judge(text) for _, text in pairs]
+    return list(await asyncio.gather(*(ask(q, a) for q, a in pairs)))
+
+
+def _outcome(
+    prompt: CalibrationPrompt, text: str, verdict: Judgement, keep: bool
+) -> JudgedResponse:
+    return JudgedResponse(
         id=prompt.id,
         category=prompt.category,
         expect=prompt.expect,
         refused=verdict.refused,
+        p_refusal=verdict.p_refusal,
         detail=verdict.detail,
         response_sha256=response_digest(text),
         response=text if keep else None,
