@@ -161,3 +161,21 @@ def test_require_baseline_reads_v1_baselines_and_v1_drift_reports(
         directive = require_baseline("toy", starter_set(), 10**9, journal=journal)
     assert not directive.proceed
     assert directive.code is HaltReason.DRIFTED
+
+
+def test_the_dashboard_lists_baselines_and_drift_reports_of_both_versions(
+    tmp_path: Path, keyring: Keyring
+) -> None:
+    from refusalkit.server._dashboard import gather  # noqa: PLC0415 (server internals)
+
+    run = _run(tmp_path)
+    old = _v1_record(run)
+    with open_journal(tmp_path / "journal.db", keyring) as journal:
+        journal_record(journal, old)
+        journal_record(journal, {"schema": "refusalkit.drift-report/v1", "report_id": "old"})
+        new = record_baseline(run, journal)
+        report = compare(new, run).to_dict()
+        journal_record(journal, report)
+        data = gather(journal)
+    assert [r["baseline_id"] for _, r in data.baselines] == [new.baseline_id, old["baseline_id"]]
+    assert [r["report_id"] for _, r in data.drift] == [report["report_id"], "old"]
