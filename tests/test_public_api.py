@@ -56,10 +56,13 @@ PUBLIC: dict[str, list[str]] = {
     "refusalkit.integrations.openai_agents": ["refusal_guardrail"],
     "refusalkit.integrations.pydantic_ai": ["RefusalCapability"],
     "refusalkit.journal": [
-        "Checkpoint", "Journal", "NoteVerifier", "OpenedNote", "Receipt", "VerifyReport",
-        "decision_fields", "export_bundle", "leaf_hash", "normalise_time", "open_checkpoint",
-        "open_journal", "open_note", "verify_bundle", "verify_consistency", "verify_inclusion",
-        "verify_receipt",
+        "Checkpoint", "EquivocationError", "Evidence", "Journal", "NotAnExtensionError",
+        "NoteSignature", "NoteVerifier", "OpenedNote", "Receipt", "UntrustedKeyError",
+        "VerifyReport", "bundle_checkpoints", "decision_fields", "export_bundle", "leaf_hash",
+        "normalise_time", "open_checkpoint", "open_journal", "open_note",
+        "parse_checkpoint_body", "parse_note", "read_checkpoint_file", "signer_state_dir",
+        "valid_key_name", "verify_bundle", "verify_consistency", "verify_inclusion",
+        "verify_proof", "verify_receipt",
     ],
     "refusalkit.keyring": [
         "KEYRING_ENV", "KEYRING_SCHEMA", "Keyring", "default_keyring_path", "resolve_keyring",
@@ -87,6 +90,11 @@ PUBLIC: dict[str, list[str]] = {
     "refusalkit.server": [
         "ApiKey", "ErrorCode", "KeyStore", "Scope", "ServiceConfig", "app_from_environment",
         "create_app", "parse_scopes", "serve",
+    ],
+    "refusalkit.witness": [
+        "AddCheckpoint", "Answer", "Cosignature", "CosignerKey", "ProofSource",
+        "RequestFormatError", "Witness", "WitnessDir", "WitnessOutcome", "collect_cosignatures",
+        "cosign", "make_server", "parse_cosignature", "submit", "verify_cosignatures",
     ],
 }  # fmt: skip
 

@@ -120,6 +120,11 @@ def test_extras_are_read_from_the_package_metadata(module: str, extra: str | Non
             "Check the path; `refusalkit journal append` creates a new journal.",
         ),
         (
+            "Restore the state. Or trust it: `refusalkit journal checkpoint STORE --adopt` adopts.",
+            "refusalkit journal checkpoint",
+            "Restore the state. Or trust it: `refusalkit journal checkpoint STORE --adopt` adopts.",
+        ),
+        (
             "Use `refusalkit keys rotate PATH` to add a key.",
             "refusalkit keys init",
             "Use `refusalkit keys rotate PATH` to add a key.",

@@ -98,7 +98,7 @@ def test_bundle_whose_checkpoints_stop_short_of_its_size_is_refused(
 
 def test_bundle_signed_by_another_key_names_the_fix(bundle: Path) -> None:
     stranger = [NoteVerifier.for_key(ORIGIN, Keyring.generate().public_key_bytes())]
-    with pytest.raises(VerificationError, match="not by a key you trust") as failed:
+    with pytest.raises(VerificationError, match="signed by a key you did not pass") as failed:
         verify_bundle(bundle, trusted=stranger)
     assert failed.value.hint is not None
     assert "--public-key" in failed.value.hint

@@ -14,6 +14,7 @@ from refusalkit.errors import KeyringError, ProofError, StoreError, UsageError, 
 from refusalkit.journal import (
     NoteVerifier,
     Receipt,
+    UntrustedKeyError,
     leaf_hash,
     open_checkpoint,
     open_journal,
@@ -116,7 +117,7 @@ def test_receipts_verify_offline(decision: DecisionMaker, store_url: str, keyrin
     with pytest.raises(VerificationError) as bad:
         verify_receipt(decision(4), receipt)
     assert bad.value.index == 5
-    with pytest.raises(VerificationError, match="trusted"):
+    with pytest.raises(VerificationError, match="a key you did not pass"):
         verify_receipt(decision(5), receipt, public_key=Keyring.generate().public_key_bytes())
 
 
@@ -181,10 +182,16 @@ def test_origin_mismatch_and_wrong_keyring(
     with open_journal(store_url, stranger) as journal:
         with pytest.raises(KeyringError, match="none of the keys"):
             journal.checkpoint()
-        with pytest.raises(VerificationError) as failed:
+        with pytest.raises(UntrustedKeyError) as failed:
             journal.verify()
-        assert failed.value.index == 0
-        assert "trusted key" in failed.value.message
+        mine = NoteVerifier.for_key("example.com/a", keyring.public_key_bytes()).key_id
+        theirs = NoteVerifier.for_key("example.com/a", stranger.public_key_bytes()).key_id
+        assert failed.value.message == (
+            "checkpoint #1 is signed by a key you did not pass: signed by "
+            f"example.com/a+{mine:08x}; you passed example.com/a+{theirs:08x}"
+        )
+        assert "not tampering" in (failed.value.hint or "")
+        assert failed.value.exit_code == 1
 
 
 def test_rotated_keyring_keeps_verifying(

@@ -342,6 +342,36 @@ def test_verify_trusts_the_keyring_not_the_file(
     assert _invoke("verify", str(bad)).exit_code == 1
 
 
+def test_baseline_refuses_to_sign_a_rolled_back_journal(tmp_path: Path, keyring_path: Path) -> None:
+    """A baseline's receipt needs a signed checkpoint: over a journal rolled back to an older
+    copy, `calibrate baseline` signs nothing (the signer state beside the keyring)."""
+    small = tmp_path / "small.jsonl"
+    small.write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "prompt": f"q {i}", "category": "c", "expect": "comply"})
+            + "\n"
+            for i in range(4)
+        )
+    )
+    with OpenAIServer(lambda b: "Sure.") as server:
+        args = ["--set", str(small), "--endpoint", server.base_url, "--model", "m"]
+        assert _invoke("run", *args, "--out", str(tmp_path / "a.json")).exit_code == 0
+    store, backup = tmp_path / "j.db", tmp_path / "backup.db"
+    baseline = ["baseline", str(tmp_path / "a.json"), "--journal", str(store)]
+    baseline += ["--out", str(tmp_path / "B.json"), "--keyring", str(keyring_path)]
+    assert _invoke(*baseline).exit_code == 0
+    backup.write_bytes(store.read_bytes())
+    assert _invoke(*baseline).exit_code == 0
+    store.write_bytes(backup.read_bytes())
+    for suffix in ("-wal", "-shm"):
+        Path(f"{store}{suffix}").unlink(missing_ok=True)
+    refused = _invoke(*baseline)
+    assert refused.exit_code == 1, refused.output
+    assert "does not extend the last checkpoint signed" in refused.output
+    with open_journal(store, Keyring.load(keyring_path), create=False) as journal:
+        assert len(journal.checkpoints()) == 1
+
+
 def test_run_takes_the_set_like_show_and_names_a_missing_or_double_set(tmp_path: Path) -> None:
     common = ["--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--out", str(tmp_path / "r")]
     missing = _invoke("run", *common)

@@ -33,6 +33,7 @@ EXPECTED_PATHS = {
     "/readyz",
     "/metrics",
     "/v1/admin/reload",
+    "/v1/admin/journal/checkpoint",
 }
 
 

@@ -251,12 +251,13 @@ def test_proofs_fetched_over_http_verify_offline(
         json={"requests": [denied_request(i) for i in range(5)]},
         headers=keys.header("decide"),
     )
-    old = http.get("/v1/journal/checkpoint", headers=keys.header("read")).json()
+    old = http.post("/v1/admin/journal/checkpoint", headers=keys.header("admin")).json()
     http.post(
         "/v1/decide/batch",
         json={"requests": [allowed_request(i) for i in range(7)]},
         headers=keys.header("decide"),
     )
+    http.post("/v1/admin/journal/checkpoint", headers=keys.header("admin"))
     new = http.get("/v1/journal/checkpoint", headers=keys.header("read")).json()
     trusted = shared_deployment.keyring.public_key_bytes()
     assert base64.b64decode(new["public_key"]) == trusted

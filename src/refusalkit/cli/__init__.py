@@ -16,6 +16,7 @@ from refusalkit.cli import (  # noqa: F401 (each module registers its verbs)
     _keys,
     _policy,
     _serve,
+    _witness,
 )
 from refusalkit.cli._app import app
 

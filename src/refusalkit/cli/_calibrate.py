@@ -20,7 +20,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from refusalkit.cli._app import app
-from refusalkit.cli._common import KeyringOption, err_console, load_keyring, out_console
+from refusalkit.cli._common import (
+    KeyringOption,
+    err_console,
+    load_keyring,
+    open_signing_journal,
+    out_console,
+)
 from refusalkit.errors import UsageError, VerificationError
 from refusalkit.keyring import KEYRING_ENV, Keyring, default_keyring_path, resolve_keyring
 from refusalkit.provenance import (
@@ -257,10 +263,8 @@ def baseline_cmd(
     keyring: KeyringOption = None,
 ) -> None:
     """Record a run as the baseline in the journal; write it with its receipt; print the receipt."""
-    from refusalkit.journal import open_journal  # noqa: PLC0415 (only this verb needs it)
-
     run = CalibrationRun.load(run_path)
-    with open_journal(journal, load_keyring(keyring)) as opened:
+    with open_signing_journal(journal, load_keyring(keyring), keyring) as opened:
         baseline = record_baseline(run, opened)
     baseline.write(out)
     assert baseline.receipt is not None  # record_baseline always receipts
@@ -457,9 +461,7 @@ def drift_cmd(
     if html is not None:
         html.write_text(render_html(record), encoding="utf-8")
     if journal is not None:
-        from refusalkit.journal import open_journal  # noqa: PLC0415 (only with --journal)
-
-        with open_journal(journal, load_keyring(keyring)) as opened:
+        with open_signing_journal(journal, load_keyring(keyring), keyring) as opened:
             index = opened.append([record])[0]
             receipt = opened.receipt(index)
         record = {**record, "receipt": receipt.to_dict()}

@@ -6,10 +6,13 @@ exits with the error's code (2 for usage and input, 1 for failed verification); 
 
 from __future__ import annotations
 
+import os
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -19,13 +22,18 @@ from typer.core import TyperGroup
 
 from refusalkit.cli._extras import extra_for
 from refusalkit.errors import MissingExtraError, RefusalkitError
-from refusalkit.keyring import Keyring, default_keyring_path, resolve_keyring
+from refusalkit.keyring import KEYRING_ENV, Keyring, default_keyring_path, resolve_keyring
+
+if TYPE_CHECKING:
+    from refusalkit.journal import Journal
 
 __all__ = [
     "GuardedGroup",
     "KeyringOption",
     "err_console",
+    "keyring_file",
     "load_keyring",
+    "open_signing_journal",
     "out_console",
     "report_error",
     "without_self_reference",
@@ -62,6 +70,34 @@ def load_keyring(path: Path | None) -> Keyring:
     return ring
 
 
+def keyring_file(path: Path | None) -> Path:
+    """The keyring file ``load_keyring`` reads: --keyring, $REFUSALKIT_KEYRING, the default."""
+    explicit = path or os.environ.get(KEYRING_ENV)
+    return Path(explicit) if explicit else default_keyring_path()
+
+
+@contextmanager
+def open_signing_journal(
+    store: str | Path,
+    ring: Keyring,
+    keyring: Path | None,
+    *,
+    origin: str | None = None,
+    create: bool = True,
+) -> Iterator[Journal]:
+    """The journal at ``store`` opened by a verb that may sign a checkpoint (or a receipt's).
+
+    Every signing verb opens through here, so each checks the store against the last checkpoint
+    this keyring signed, kept beside the keyring file (docs/design/journal.md, "Signer state"):
+    a store rolled back, truncated or rewritten gets no new signature.
+    """
+    from refusalkit.journal import open_journal, signer_state_dir  # noqa: PLC0415 (lazy)
+
+    state = signer_state_dir(keyring_file(keyring))
+    with open_journal(store, ring, origin=origin, create=create, signer_state=state) as journal:
+        yield journal
+
+
 def _missing_extra(exc: ModuleNotFoundError) -> MissingExtraError | None:
     """The error to print for a missing optional dependency, or None when it is no extra's."""
     extra = extra_for(exc.name or "")
@@ -85,15 +121,21 @@ def without_self_reference(hint: str, command: str) -> str:
     """``hint`` less any clause that tells the user to run ``command``, the one they are running.
 
     "Fix the pack, then run `refusalkit policy check PACK`." is good advice from ``decide`` and
-    a loop from ``policy check`` itself.
+    a loop from ``policy check`` itself. A mention that adds an option (`` --adopt``) advises
+    running the command differently, and stays.
     """
     clauses = re.split(r"(?<=[.;])\s+|,\s+then\s+|;\s+", hint)
-    mention = re.compile(rf"`{re.escape(command)}(\s|`)")
-    kept = [c for c in clauses if not mention.search(c)]
+    mention = re.compile(rf"`{re.escape(command)}(?:\s[^`]*)?`")
+    kept = [c for c in clauses if not _loops(mention, c)]
     if len(kept) == len(clauses):
         return hint
     text = " ".join(c.strip() for c in kept).strip()
     return text if not text or text.endswith((".", "!", "?")) else text + "."
+
+
+def _loops(mention: re.Pattern[str], clause: str) -> bool:
+    """Whether ``clause`` sends the user back to the same command with no new option."""
+    return any(" --" not in found.group(0) for found in mention.finditer(clause))
 
 
 class GuardedGroup(TyperGroup):

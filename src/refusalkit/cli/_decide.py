@@ -19,7 +19,13 @@ import typer
 from rich.table import Table
 
 from refusalkit.cli._app import app
-from refusalkit.cli._common import KeyringOption, err_console, load_keyring, out_console
+from refusalkit.cli._common import (
+    KeyringOption,
+    err_console,
+    load_keyring,
+    open_signing_journal,
+    out_console,
+)
 from refusalkit.decide import (
     DecisionPoint,
     decide_lines,
@@ -27,7 +33,7 @@ from refusalkit.decide import (
     load_pack,
 )
 from refusalkit.errors import UsageError
-from refusalkit.journal import Journal, open_journal
+from refusalkit.journal import Journal
 from refusalkit.model import Decision, ReasonCode
 
 __all__ = ["PolicyOption", "decide_command"]
@@ -104,7 +110,7 @@ def decide_command(
                 for number, decision in decide_lines(dp, lines):
                     emit(number, decision)
             else:
-                with open_journal(journal, ring) as log:
+                with open_signing_journal(journal, ring, keyring) as log:
                     _decide_journaled(decide_lines(dp, lines), log, emit)
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, like cat does

@@ -10,7 +10,12 @@ from rich.table import Table
 from rich.text import Text
 
 from refusalkit.cli._app import app
-from refusalkit.cli._common import KeyringOption, load_keyring, out_console
+from refusalkit.cli._common import (
+    KeyringOption,
+    load_keyring,
+    open_signing_journal,
+    out_console,
+)
 from refusalkit.decide import (
     DecisionPoint,
     Pack,
@@ -19,7 +24,6 @@ from refusalkit.decide import (
     load_pack,
 )
 from refusalkit.examples import example_path
-from refusalkit.journal import open_journal
 from refusalkit.keyring import Keyring
 from refusalkit.model import Decision, ReasonCode
 
@@ -76,7 +80,7 @@ def demo_command(keyring: KeyringOption = None) -> None:
     ring = load_keyring(keyring)
     pack, decided = demo_decisions(ring)
     _print_demo(pack, decided)
-    _journal_demo(ring, [decision for _, decision in decided])
+    _journal_demo(ring, keyring, [decision for _, decision in decided])
 
 
 def demo_journal_path() -> Path:
@@ -84,11 +88,11 @@ def demo_journal_path() -> Path:
     return Path(platformdirs.user_data_dir("refusalkit")) / "demo-journal.db"
 
 
-def _journal_demo(ring: Keyring, decisions: list[Decision]) -> None:
+def _journal_demo(ring: Keyring, keyring: Path | None, decisions: list[Decision]) -> None:
     """Append the demo's decisions to its journal, sign a checkpoint, and verify it all."""
     path = demo_journal_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open_journal(path, ring, origin="refusalkit.local/demo") as log:
+    with open_signing_journal(path, ring, keyring, origin="refusalkit.local/demo") as log:
         indices = log.append([decision.to_dict() for decision in decisions])
         log.checkpoint()
         report = log.verify()

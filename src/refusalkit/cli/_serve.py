@@ -83,6 +83,22 @@ def serve_command(
             help="Dashboard cookie always Secure (behind a TLS-terminating proxy).",
         ),
     ] = False,
+    checkpoint_every: Annotated[
+        float,
+        typer.Option(
+            "--checkpoint-every",
+            min=0.05,
+            help="Sign a checkpoint this often (seconds) when the journal grew; reads never sign.",
+        ),
+    ] = 10.0,
+    witness: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--witness",
+            help="A witness URL prefix (C2SP tlog-witness) to cosign each new checkpoint "
+            "(repeatable).",
+        ),
+    ] = None,
     keyring: KeyringOption = None,
 ) -> None:
     """Serve decisions, the journal and the dashboard over HTTP (FastAPI on uvicorn)."""
@@ -114,6 +130,8 @@ def serve_command(
         origin=origin,
         log_decisions=log_decisions,
         secure_cookies=secure_cookies,
+        checkpoint_every=checkpoint_every,
+        witnesses=tuple(witness or ()),
     )
     serve(config, host=host, port=port, workers=workers, access_log=access_log)
 

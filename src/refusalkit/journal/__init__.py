@@ -14,23 +14,44 @@ checkable offline, and stores for SQLite (default, one file) and PostgreSQL (sev
 
 from __future__ import annotations
 
-from refusalkit.journal._bundle import export_bundle, verify_bundle
-from refusalkit.journal._checkpoint import Checkpoint, open_checkpoint
+from refusalkit.journal._bundle import bundle_checkpoints, export_bundle, verify_bundle
+from refusalkit.journal._checkpoint import Checkpoint, open_checkpoint, parse_checkpoint_body
+from refusalkit.journal._errors import (
+    EquivocationError,
+    Evidence,
+    NotAnExtensionError,
+    UntrustedKeyError,
+)
 from refusalkit.journal._journal import Journal, open_journal
-from refusalkit.journal._note import NoteVerifier, OpenedNote, open_note
+from refusalkit.journal._note import (
+    NoteSignature,
+    NoteVerifier,
+    OpenedNote,
+    open_note,
+    parse_note,
+    valid_key_name,
+)
+from refusalkit.journal._offline import read_checkpoint_file, verify_proof
 from refusalkit.journal._receipt import Receipt, verify_receipt
 from refusalkit.journal._records import decision_fields
+from refusalkit.journal._signer import signer_state_dir
 from refusalkit.journal._time import normalise_time
 from refusalkit.journal._tree import leaf_hash, verify_consistency, verify_inclusion
 from refusalkit.journal._verify import VerifyReport
 
 __all__ = [
     "Checkpoint",
+    "EquivocationError",
+    "Evidence",
     "Journal",
+    "NotAnExtensionError",
+    "NoteSignature",
     "NoteVerifier",
     "OpenedNote",
     "Receipt",
+    "UntrustedKeyError",
     "VerifyReport",
+    "bundle_checkpoints",
     "decision_fields",
     "export_bundle",
     "leaf_hash",
@@ -38,8 +59,14 @@ __all__ = [
     "open_checkpoint",
     "open_journal",
     "open_note",
+    "parse_checkpoint_body",
+    "parse_note",
+    "read_checkpoint_file",
+    "signer_state_dir",
+    "valid_key_name",
     "verify_bundle",
     "verify_consistency",
     "verify_inclusion",
+    "verify_proof",
     "verify_receipt",
 ]

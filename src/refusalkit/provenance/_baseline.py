@@ -1,8 +1,10 @@
 """Baselines: a judged run recorded in the journal with a receipt (docs/design/provenance.md).
 
-The ``refusalkit.baseline/v1`` record is appended to the journal; its receipt (inclusion proof +
+The ``refusalkit.baseline/v2`` record is appended to the journal; its receipt (inclusion proof +
 signed checkpoint) goes into BASELINE.json next to the record, so anyone can check it offline with
 nothing but the file and the journal's public key (the key inside the file is not trusted).
+``refusalkit.baseline/v1`` records (outcomes with a boolean ``refused``) are still read, so
+baselines recorded before v2 still compare and verify: their journaled bytes are never rewritten.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ __all__ = [
     "record_baseline",
 ]
 
-BASELINE_SCHEMA = "refusalkit.baseline/v1"
+BASELINE_SCHEMA = "refusalkit.baseline/v2"
 BASELINE_FILE_SCHEMA = "refusalkit.baseline-file/v1"
+# v1: outcomes' ``refused`` is a boolean (read as yes / no); v2: yes / no / uncertain + p_refusal.
+BASELINE_READABLE = (BASELINE_SCHEMA, "refusalkit.baseline/v1")
 
 
 def _plain(value: dict[str, Any]) -> dict[str, Any]:
@@ -44,7 +48,7 @@ def _plain(value: dict[str, Any]) -> dict[str, Any]:
 
 
 def baseline_record(run: CalibrationRun) -> dict[str, Any]:
-    """The ``refusalkit.baseline/v1`` record of a run; response text is never included."""
+    """The ``refusalkit.baseline/v2`` record of a run; response text is never included."""
     outcomes = [JudgedResponse.to_dict(o) for o in run.outcomes]
     for o in outcomes:
         o.pop("response", None)
@@ -187,9 +191,11 @@ class Baseline:
                 hint="Give the BASELINE.json written by `refusalkit calibrate baseline`.",
             )
         record = data.get("baseline")
-        if not isinstance(record, dict) or record.get("schema") != BASELINE_SCHEMA:
+        if not isinstance(record, dict) or record.get("schema") not in BASELINE_READABLE:
             raise CalibrationError(
-                f"{source}: the baseline record is missing or not {BASELINE_SCHEMA}"
+                f"{source}: the baseline record is missing or not one of "
+                f"{', '.join(BASELINE_READABLE)}",
+                hint="Give the BASELINE.json written by `refusalkit calibrate baseline`.",
             )
         try:
             receipt = None if data.get("receipt") is None else Receipt.from_dict(data["receipt"])

@@ -35,7 +35,9 @@ from refusalkit.provenance._verdict import (
 
 __all__ = ["DRIFT_SCHEMA", "DriftReport", "Flip", "Measured", "compare"]
 
-DRIFT_SCHEMA = "refusalkit.drift-report/v1"
+DRIFT_SCHEMA = "refusalkit.drift-report/v2"
+# v1: ``change`` against k0, ``min_attainable_p`` two-sided; its directive reads the same.
+DRIFT_READABLE = (DRIFT_SCHEMA, "refusalkit.drift-report/v1")
 
 
 class Measured(Protocol):
@@ -85,7 +87,7 @@ def _word(refused: bool) -> str:
 
 @dataclass(frozen=True, slots=True)
 class DriftReport:
-    """The result of :func:`compare`; ``to_dict()`` is the ``refusalkit.drift-report/v1`` record."""
+    """The result of :func:`compare`; ``to_dict()`` is the ``refusalkit.drift-report/v2`` record."""
 
     overall: RateComparison
     categories: Mapping[str, RateComparison]
@@ -125,7 +127,7 @@ class DriftReport:
         return 4 if self.directive.code is HaltReason.INCONCLUSIVE else 3
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``refusalkit.drift-report/v1`` record."""
+        """The ``refusalkit.drift-report/v2`` record."""
         return {
             "schema": DRIFT_SCHEMA,
             "report_id": self.report_id,

@@ -147,7 +147,7 @@ def _footer(report: dict[str, Any]) -> str:
 
 
 def render_html(report: dict[str, Any]) -> str:
-    """A self-contained HTML page for a ``refusalkit.drift-report/v1`` record."""
+    """A self-contained HTML page for a ``refusalkit.drift-report/v2`` record."""
     title = escape(f"Refusal drift: {report['current'].get('model', '')}")
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'

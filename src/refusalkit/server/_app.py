@@ -89,11 +89,13 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     service.journal.size_seen = size
     service.metrics.journal_size.set(size)
     _install_sighup(service)
+    service.checkpoints.start()
     log.info("serving pack %s, journal %s (%d entries)", service.pack.digest, "open", size)
     try:
         yield
     finally:
         _remove_sighup()
+        await service.checkpoints.stop()
         service.journal_open = False
         await service.journal.close()
 

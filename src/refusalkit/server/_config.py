@@ -25,6 +25,9 @@ class ServiceConfig:
     ``secure_cookies``: mark the dashboard's session cookie ``Secure`` whatever the request's
     scheme, for a service behind a TLS-terminating proxy that forwards plain HTTP (without it,
     the cookie is ``Secure`` only on requests that arrive over https).
+    The service signs a checkpoint every ``checkpoint_every`` seconds when the log grew, and has
+    each one cosigned by the ``witnesses`` (URL prefixes, C2SP tlog-witness). ``signer_state`` is
+    the signer state directory (default: beside the keyring file; docs/design/journal.md).
     """
 
     policy: Path
@@ -40,11 +43,14 @@ class ServiceConfig:
     max_group_commit: int = 10_000
     max_entries_page: int = 1000
     secure_cookies: bool = False
+    checkpoint_every: float = 10.0
+    witnesses: tuple[str, ...] = ()
+    signer_state: Path | None = None
 
     def to_json(self) -> str:
         """The JSON form (paths as strings) for the environment of worker processes."""
         data = asdict(self)
-        for key in ("policy", "keys_file", "keyring"):
+        for key in ("policy", "keys_file", "keyring", "signer_state"):
             data[key] = str(data[key]) if data[key] is not None else None
         return json.dumps(data)
 
@@ -54,7 +60,8 @@ class ServiceConfig:
         data: dict[str, Any] = json.loads(text)
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
-        for key in ("policy", "keys_file", "keyring"):
+        for key in ("policy", "keys_file", "keyring", "signer_state"):
             if values.get(key) is not None:
                 values[key] = Path(values[key])
+        values["witnesses"] = tuple(values.get("witnesses", ()))
         return cls(**values)
