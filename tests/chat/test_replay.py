@@ -35,7 +35,9 @@ def _stable(value: Any) -> Any:
 
 
 def _replay(keyring: Keyring) -> list[dict[str, Any]]:
-    dp = DecisionPoint(load_pack(example_path("chat-tool-policy.json")), keyring)
+    # A generous deadline: on a loaded machine one tool call over the default 50 ms would fail
+    # closed (correctly) and make the two replays differ; determinism is what this tests.
+    dp = DecisionPoint(load_pack(example_path("chat-tool-policy.json")), keyring, deadline_ms=5000)
     runtime = ChatRuntime(keyring=keyring, decision_point=dp, session="s-replay")
     return [r.to_dict() for r in replay(runtime, read_transcript(TRANSCRIPT))]
 
