@@ -25,7 +25,7 @@ PUBLIC = {
     "refusalkit.model": [
         "Action", "DECISION_SCHEMA", "Decision", "EngineRef", "PolicyRef",
         "REASON_CODES_VERSION", "ReasonCode", "Request", "Subject", "WhyStep", "canonical_json",
-        "format_timestamp", "now_utc", "parse_request", "uuid7",
+        "format_timestamp", "now_utc", "parse_request", "refusal_line", "uuid7",
     ],
     "refusalkit.decide": [
         "CaseResult", "DecisionEncoder", "DecisionPoint", "Pack", "canonical_bytes",

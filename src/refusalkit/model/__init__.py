@@ -14,6 +14,7 @@ from refusalkit.model._decision import (
     WhyStep,
 )
 from refusalkit.model._ids import format_timestamp, now_utc, uuid7
+from refusalkit.model._refusal_line import refusal_line
 from refusalkit.model._request import Request, parse_request
 
 __all__ = [
@@ -31,5 +32,6 @@ __all__ = [
     "format_timestamp",
     "now_utc",
     "parse_request",
+    "refusal_line",
     "uuid7",
 ]
