@@ -7,6 +7,7 @@ several workers); ``KeyStore`` manages the API keys file. See docs/service.md.
 from refusalkit.server._app import app_from_environment, create_app
 from refusalkit.server._config import ServiceConfig
 from refusalkit.server._errors import ErrorCode
+from refusalkit.server._journal_io import JournalAccess
 from refusalkit.server._keys import KEYS_SCHEMA, ApiKey, KeyStore, Scope, hash_key, parse_scopes
 from refusalkit.server._run import serve
 
@@ -14,6 +15,7 @@ __all__ = [
     "KEYS_SCHEMA",
     "ApiKey",
     "ErrorCode",
+    "JournalAccess",
     "KeyStore",
     "Scope",
     "ServiceConfig",

@@ -1,0 +1,113 @@
+"""``refusalkit mcp wrap`` and ``refusalkit mcp proxy``: refusalkit between MCP clients and servers.
+
+The MCP SDK is imported only when one of these runs (the ``refusalkit[mcp]`` extra), so the rest
+of the command line works without it. See docs/mcp.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+import typer
+
+from refusalkit.cli._app import app
+from refusalkit.cli._common import KeyringOption, err_console, load_keyring
+from refusalkit.decide import DecisionPoint, load_pack
+from refusalkit.errors import UsageError
+from refusalkit.model import uuid7
+
+__all__ = ["mcp_app"]
+
+mcp_app = typer.Typer(
+    help="Enforce a policy pack on MCP tool calls: wrap a stdio server, or proxy an HTTP one.",
+    no_args_is_help=True,
+)
+app.add_typer(mcp_app, name="mcp")
+
+Policy = Annotated[Path, typer.Option("--policy", "-p", help="Policy pack (YAML or JSON).")]
+JournalStore = Annotated[
+    str,
+    typer.Option(
+        "--journal", help="Journal every decision here: a SQLite file or a postgresql:// URL."
+    ),
+]
+ServerName = Annotated[
+    str,
+    typer.Option(
+        "--server-name",
+        help="Prefix of the request's tool: a call of read_file is decided as NAME.read_file.",
+    ),
+]
+Shadow = Annotated[
+    bool,
+    typer.Option(
+        "--shadow",
+        help="Decide and journal everything, enforce nothing: forward every call, and report "
+        "on stderr what would have been refused.",
+    ),
+]
+TimeoutMs = Annotated[
+    float,
+    typer.Option(
+        "--timeout-ms",
+        min=1.0,
+        help="Longest a call may wait for its decision to be journaled; then it is refused "
+        "unavailable.",
+    ),
+]
+
+
+def _sdk() -> Any:
+    """The proxy package, or a usage error naming the extra to install."""
+    try:
+        import refusalkit.mcp_proxy as proxy  # noqa: PLC0415 (only with the mcp extra)
+    except ImportError as exc:
+        raise UsageError(
+            f"the MCP proxy needs the MCP SDK ({exc.name} is missing)",
+            hint="Install it with `pip install 'refusalkit[mcp]'`.",
+        ) from exc
+    return proxy
+
+
+@mcp_app.command(
+    "wrap", context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True}
+)
+def wrap_command(
+    *,
+    policy: Policy,
+    journal: JournalStore,
+    command: Annotated[
+        list[str], typer.Argument(metavar="-- CMD ARGS...", help="The MCP server's command line.")
+    ],
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="The agent this client is (caller.agent).")
+    ] = None,
+    server_name: ServerName = "mcp",
+    shadow: Shadow = False,
+    keyring: KeyringOption = None,
+    timeout_ms: TimeoutMs = 5000.0,
+) -> None:
+    """Run an MCP server over stdio behind the policy: paste this in place of its command."""
+    proxy = _sdk()
+    ring = load_keyring(keyring)
+    point = DecisionPoint(load_pack(policy), ring)
+    caller = proxy.Caller(agent=agent, session=uuid7())
+
+    async def run() -> None:
+        async with proxy.open_gate(
+            point, journal, ring, server_name=server_name, shadow=shadow,
+            timeout_s=timeout_ms / 1000.0,
+        ) as gate:  # fmt: skip
+            try:
+                await proxy.serve_stdio(gate, caller, command)
+            finally:
+                if shadow:
+                    err_console.print(
+                        f"refusalkit shadow: session {caller.session}: {gate.would_refuse} "
+                        "call(s) would have been refused",
+                        markup=False,
+                    )
+
+    anyio.run(run)

@@ -1,0 +1,98 @@
+"""A Python MCP server written with the SDK: the upstream of the proxy tests and the bench.
+
+``python upstream_server.py stdio`` or ``python upstream_server.py http PORT``. Tools cover what
+must pass through a proxy: log notifications and progress during a call, a call that waits to be
+cancelled (and leaves a marker file when it is), a resource and a prompt, a tool with an output
+schema, and a tool the test agent's capabilities do not grant.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
+
+server = MCPServer("refusalkit-test-upstream")
+
+
+class Stats(BaseModel):
+    calls: int
+
+
+@server.tool(structured_output=False)
+def echo(text: str) -> str:
+    """Return the text."""
+    return text
+
+
+@server.tool(structured_output=False)
+def read_file(path: str) -> str:
+    """Pretend to read a file: returns a line naming it."""
+    return f"contents of {path}"
+
+
+@server.tool(structured_output=False)
+def read_many(paths: list[str]) -> str:
+    """Pretend to read several files."""
+    return "\n".join(f"contents of {p}" for p in paths)
+
+
+@server.tool(structured_output=False)
+def run(command: str) -> str:
+    """Pretend to run a shell command."""
+    return f"ran {command}"
+
+
+@server.tool()
+def stats() -> Stats:
+    """Structured output: the tool declares an output schema."""
+    return Stats(calls=1)
+
+
+@server.tool()
+def admin_reset() -> str:
+    """A tool no test agent is granted."""
+    return "reset"
+
+
+@server.tool()
+async def slow(steps: int, ctx: Context) -> str:
+    """Report progress and log a message at each step."""
+    for step in range(1, steps + 1):
+        await ctx.info(f"step {step}")
+        await ctx.report_progress(step, steps, f"step {step} of {steps}")
+        await anyio.sleep(0.01)
+    return f"done after {steps} steps"
+
+
+@server.tool()
+async def hang(marker: str) -> str:
+    """Wait until cancelled; then write ``marker`` so the test can see the cancel arrived."""
+    try:
+        await anyio.sleep(60)
+    except anyio.get_cancelled_exc_class():
+        Path(marker).write_text("cancelled", encoding="utf-8")
+        raise
+    return "not cancelled"
+
+
+@server.resource("memo://greeting")
+def greeting() -> str:
+    """A resource, read through the proxy unchanged."""
+    return "hello from the upstream"
+
+
+@server.prompt()
+def review(code: str) -> str:
+    """A prompt, fetched through the proxy unchanged."""
+    return f"Please review: {code}"
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["http"]:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]), log_level="WARNING")
+    else:
+        server.run()
