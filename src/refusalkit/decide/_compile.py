@@ -22,6 +22,7 @@ from refusalkit.decide._conditions import (
     ConditionSpecError,
     compile_condition,
 )
+from refusalkit.decide._fields import EACH, FieldPathError, Step, parse_field_path
 from refusalkit.decide._glob import compile_glob
 from refusalkit.decide._records import make_step
 from refusalkit.decide._source import KeyPath, Lines
@@ -61,6 +62,9 @@ class CondSpec:
     cond: Condition
     field_class: str
     reveal: bool
+    rest: tuple[Step, ...] = ()  # steps after the plain keys, up to any ``[*]``
+    each: tuple[Step, ...] | None = None  # for a ``[*]`` path: the steps run on each element
+    every: bool = False  # ``[*]``: every element must match (allow), else any element does
 
 
 # A branch: the conditions left to test, and the tool condition already known true (if any).
@@ -218,7 +222,7 @@ def _groupable(rule: ToolRule) -> CondSpec | None:
     if rule.always or len(rule.branches) != 1:
         return None
     conds, _ = rule.branches[0]
-    if len(conds) != 1 or conds[0].cond.index is None:
+    if len(conds) != 1 or conds[0].cond.index is None or conds[0].rest or conds[0].each is not None:
         return None
     return conds[0]
 
@@ -311,6 +315,8 @@ def _specialise(rule: CompiledRule, tool: str) -> ToolRule | None:
     if not kept:
         return None
     single = kept[0][0][0] if len(kept) == 1 and len(kept[0][0]) == 1 else None
+    if single is not None and (single.rest or single.each is not None):
+        single = None  # a list or element path goes through the general evaluation
     return ToolRule(rule, tuple(kept), always=False, single=single)
 
 
@@ -342,7 +348,11 @@ class _Compiler:
         self.classes = {UNCLASSIFIED, *classes}
         self.reveal = frozenset(k for k, v in classes.items() if v.get("reveal", False))
 
-    def spec(self, field: str, raw: Any, where: KeyPath) -> CondSpec:
+    def spec(self, field: str, raw: Any, where: KeyPath, *, every: bool = False) -> CondSpec:
+        try:
+            parsed = parse_field_path(field)
+        except FieldPathError as exc:
+            raise self.lines.error(str(exc), where) from exc
         named = raw.get("class", UNCLASSIFIED) if isinstance(raw, Mapping) else UNCLASSIFIED
         shown = field == "tool" or (isinstance(named, str) and named in self.reveal)
         try:  # a literal of a hidden class is withheld from the test text too (DESIGN.md §1)
@@ -357,24 +367,26 @@ class _Compiler:
                 hint="Declare it under field_classes (with reveal: true to show its values).",
             )
         reveal = field == "tool" or field_class in self.reveal
-        return CondSpec(field, tuple(field.split(".")), cond, field_class, reveal)
+        rest, each = _split_each(parsed.rest)
+        return CondSpec(field, parsed.parts, cond, field_class, reveal, rest, each, every)
 
     def rule(self, index: int, raw: Mapping[str, Any]) -> CompiledRule:
         when = raw.get("when")
+        effect = raw["effect"]
         where: KeyPath = ("rules", index, "when")
         if when is None:
             branches: tuple[tuple[CondSpec, ...], ...] = ()
         elif isinstance(when, list):
-            branches = tuple(self.branch(m, (*where, j)) for j, m in enumerate(when))
+            branches = tuple(self.branch(m, (*where, j), effect) for j, m in enumerate(when))
         else:
-            branches = (self.branch(when, where),)
-        effect = raw["effect"]
+            branches = (self.branch(when, where, effect),)
         return CompiledRule(
             index, raw["id"], effect, SEVERITY[effect], raw.get("message"), branches
         )
 
-    def branch(self, conds: Mapping[str, Any], where: KeyPath) -> tuple[CondSpec, ...]:
-        return tuple(self.spec(f, c, (*where, f)) for f, c in conds.items())
+    def branch(self, conds: Mapping[str, Any], where: KeyPath, effect: str) -> tuple[CondSpec, ...]:
+        every = effect == "allow"  # an allow holds for a list only when every element does
+        return tuple(self.spec(f, c, (*where, f), every=every) for f, c in conds.items())
 
     def filter(self, index: int, raw: Mapping[str, Any]) -> CompiledFilter:
         cond = {k: v for k, v in raw.items() if k not in ("id", "field", "message", "description")}
@@ -430,6 +442,14 @@ class _Compiler:
             filters=filters,
             rules=RuleSet(rules),
         )
+
+
+def _split_each(steps: tuple[Step, ...]) -> tuple[tuple[Step, ...], tuple[Step, ...] | None]:
+    """The steps before a ``[*]`` and those run on each element (None: no ``[*]``)."""
+    if EACH not in steps:
+        return steps, None
+    at = steps.index(EACH)
+    return steps[:at], steps[at + 1 :]
 
 
 def compile_pack(data: Mapping[str, Any], lines: Lines) -> CompiledPack:

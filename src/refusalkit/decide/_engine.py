@@ -21,7 +21,7 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from jsonschema.exceptions import best_match
 
@@ -30,6 +30,7 @@ from refusalkit.decide._attest import Attestor
 from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, Plan, ToolRule
 from refusalkit.decide._conditions import FALSE, UNKNOWN
 from refusalkit.decide._fast import FastMac, canonical_bytes, stamp
+from refusalkit.decide._fields import MISSING, element_path, run_steps
 from refusalkit.decide._pack import Pack
 from refusalkit.decide._records import make_decision, make_step, make_subject
 from refusalkit.decide._trail import MESSAGES, STAGE_CODES, failure_step, format_args_path
@@ -50,7 +51,7 @@ __all__ = ["DecisionPoint"]
 
 log = logging.getLogger("refusalkit.decide")
 
-_MISSING: Any = object()
+_MISSING: Any = MISSING
 _clock = time.perf_counter
 _EMPTY: Mapping[str, Any] = {}
 _CACHE_LIMIT = 4096
@@ -59,8 +60,23 @@ _ATTEST_TEST = "compact JWS, alg EdDSA, kid trusted, sub = caller.agent, not exp
 _DENY, _BLOCK, _ALLOW, _AUDIT = Action.DENY, Action.BLOCK, Action.ALLOW, Action.AUDIT
 _POLICY_DENIED = ReasonCode.POLICY_DENIED
 
-# Why a rule came out as it did: the condition, the value it saw, and check()'s outcome.
-Witness = tuple[CondSpec, Any, int] | None
+_SHOWN_ELEMENTS = 16  # a list step's detail names at most this many elements' outcomes
+
+
+class Witness(NamedTuple):
+    """Why a rule came out as it did: the condition, the value it saw, and check()'s outcome.
+
+    For a ``[*]`` path, ``value`` is the element that decided, ``element`` its index and
+    ``outcomes`` every element's outcome (shown element by element in the trail).
+    """
+
+    spec: CondSpec
+    value: Any
+    outcome: int
+    element: int | None = None
+    outcomes: tuple[int, ...] | None = None
+
+
 Outcome = tuple[Action, ReasonCode | None, str, str | None]
 
 
@@ -85,34 +101,80 @@ def _lookup(request: Mapping[str, Any], parts: tuple[str, ...]) -> Any:
     return value
 
 
+def _pick(outcomes: tuple[int, ...], every: bool) -> tuple[int | None, int]:
+    """The element that decides a ``[*]`` condition, and the condition's outcome.
+
+    Every element (allow): false if one is false, else unknown if one is unknown, else true;
+    an empty list is unknown (no element to allow). Any element (deny, block, audit, filters):
+    unknown if one is unknown (fail closed), else true if one is true, else false.
+    """
+    if every:
+        for index, outcome in enumerate(outcomes):
+            if outcome == FALSE:
+                return index, FALSE
+    for index, outcome in enumerate(outcomes):
+        if outcome == UNKNOWN:
+            return index, UNKNOWN
+    if every:
+        return (0, outcomes[0]) if outcomes else (None, UNKNOWN)
+    for index, outcome in enumerate(outcomes):
+        if outcome >= 0:
+            return index, outcome
+    return (0 if outcomes else None), FALSE
+
+
+def _check_steps(value: Any, spec: CondSpec) -> Witness:
+    """A condition on a path with brackets: run its steps, fanning out over a ``[*]``."""
+    value = run_steps(value, spec.rest)
+    check = spec.cond.check
+    if spec.each is None:
+        return Witness(spec, value, UNKNOWN if value is _MISSING else check(value))
+    if type(value) is not list:
+        return Witness(spec, value, UNKNOWN)
+    after = spec.each
+    values = [run_steps(item, after) if after else item for item in value]
+    outcomes = tuple(UNKNOWN if v is _MISSING else check(v) for v in values)
+    element, outcome = _pick(outcomes, spec.every)
+    shown = values[element] if element is not None else _MISSING
+    return Witness(spec, shown, outcome, element, outcomes)
+
+
+def _check(request: Mapping[str, Any], spec: CondSpec) -> Witness:
+    """Evaluate one condition on a request."""
+    value = _lookup(request, spec.parts)
+    if spec.rest or spec.each is not None:
+        return _check_steps(value, spec)
+    return Witness(spec, value, UNKNOWN if value is _MISSING else spec.cond.check(value))
+
+
 def _eval_branch(
-    request: Mapping[str, Any], conds: tuple[CondSpec, ...], witness: Witness
-) -> tuple[int, Witness]:
+    request: Mapping[str, Any], conds: tuple[CondSpec, ...], witness: Witness | None
+) -> tuple[int, Witness | None]:
     """All-of, three-valued: false if any is false, else unknown if any is unknown, else true."""
-    unknown: Witness = None
+    unknown: Witness | None = None
     for spec in conds:
-        value = _lookup(request, spec.parts)
-        outcome = UNKNOWN if value is _MISSING else spec.cond.check(value)
+        seen = _check(request, spec)
+        outcome = seen.outcome
         if outcome == FALSE:
-            return -1, (spec, value, outcome)
+            return -1, seen
         if outcome == UNKNOWN:
             if unknown is None:
-                unknown = (spec, value, outcome)
+                unknown = seen
         else:
-            witness = (spec, value, outcome)
+            witness = seen
     if unknown is not None:
         return 0, unknown
     return 1, witness
 
 
-def _eval_rule(request: Mapping[str, Any], tool: str, rule: ToolRule) -> tuple[int, Witness]:
+def _eval_rule(request: Mapping[str, Any], tool: str, rule: ToolRule) -> tuple[int, Witness | None]:
     """Any-of over the branches, three-valued: 1 true, 0 unknown, -1 false."""
     if rule.always:
         return 1, None
-    unknown: Witness = None
-    false: Witness = None
+    unknown: Witness | None = None
+    false: Witness | None = None
     for conds, tool_known in rule.branches:
-        witness = None if tool_known is None else (tool_known[0], tool, tool_known[1])
+        witness = None if tool_known is None else Witness(tool_known[0], tool, tool_known[1])
         state, witness = _eval_branch(request, conds, witness)
         if state == 1:
             return 1, witness
@@ -126,17 +188,20 @@ def _eval_rule(request: Mapping[str, Any], tool: str, rule: ToolRule) -> tuple[i
     return -1, false
 
 
-def _grouped_hits(request: Mapping[str, Any], plan: Plan) -> list[tuple[int, int, Witness]]:
+Hit = tuple[int, int, Witness | None]  # rule position, state (1 true, 0 unknown, -1 false)
+
+
+def _grouped_hits(request: Mapping[str, Any], plan: Plan) -> list[Hit]:
     """Rules decided by lookups: true ones with their alternative; unknown for a non-string."""
-    hits: list[tuple[int, int, Witness]] = []
+    hits: list[Hit] = []
     for group in plan.groups:
         value = _lookup(request, group.parts)
         specs = group.specs
         if type(value) is str:
             for position, alternative in group.match(value).items():
-                hits.append((position, 1, (specs[position], value, alternative)))
+                hits.append((position, 1, Witness(specs[position], value, alternative)))
         else:  # a string test on a non-string (or missing) value is unknown
-            hits.extend((p, 0, (specs[p], value, UNKNOWN)) for p in group.positions)
+            hits.extend((p, 0, Witness(specs[p], value, UNKNOWN)) for p in group.positions)
     return hits
 
 
@@ -145,7 +210,7 @@ def _generic_hits(
     tool: str,
     plan: Plan,
     trail: list[WhyStep | None],
-    hits: list[tuple[int, int, Witness]],
+    hits: list[Hit],
 ) -> None:
     """Rules checked one by one: a false one gets its fixed step, the others are hits."""
     rules = plan.rules
@@ -158,12 +223,14 @@ def _generic_hits(
             if outcome == FALSE:
                 trail[position] = plan.false_steps[spec]
             else:
-                hits.append((position, 0 if outcome == UNKNOWN else 1, (spec, value, outcome)))
+                hits.append(
+                    (position, 0 if outcome == UNKNOWN else 1, Witness(spec, value, outcome))
+                )
             continue
         state, witness = _eval_rule(request, tool, rule)
-        if state == -1 and witness is not None:
-            trail[position] = plan.false_steps[witness[0]]
-        else:
+        if state == -1 and witness is not None and witness.outcomes is None:
+            trail[position] = plan.false_steps[witness.spec]
+        else:  # a false ``[*]`` condition is shown element by element, so it is built
             hits.append((position, state, witness))
 
 
@@ -426,9 +493,12 @@ class DecisionPoint:
                 self._remember(spec, step)
             steps.append(step)
             return
-        outcome = spec.cond.check(value)
-        refused = outcome != FALSE
-        steps.append(self._step(item.id, "deny", refused, refused, (spec, value, outcome)))
+        if spec.rest or spec.each is not None:
+            witness = _check_steps(value, spec)
+        else:
+            witness = Witness(spec, value, spec.cond.check(value))
+        refused = witness.outcome != FALSE
+        steps.append(self._step(item.id, "deny", refused, refused, witness))
         if refused:
             raise _Refusal(item.id, item.message)
 
@@ -448,11 +518,11 @@ class DecisionPoint:
             hits.sort()  # positions are distinct, so only they are compared
         best: ToolRule | None = None
         audit: ToolRule | None = None
-        matched_hits: list[tuple[int, bool, Witness]] = []
+        matched_hits: list[tuple[int, bool, Witness | None]] = []
         for position, state, witness in hits:
             rule = rules[position]
             severity = rule.rule.severity
-            matched = state == 1 or severity >= 2
+            matched = state == 1 or (state == 0 and severity >= 2)
             matched_hits.append((position, matched, witness))
             if not matched:
                 continue
@@ -489,7 +559,7 @@ class DecisionPoint:
     # -- trail values -------------------------------------------------------------------------
 
     def _step(
-        self, rule: str, effect: str, matched: bool, decisive: bool, witness: Witness
+        self, rule: str, effect: str, matched: bool, decisive: bool, witness: Witness | None
     ) -> WhyStep:
         """The step of a rule or filter; identical steps are built once and shared."""
         if witness is None:
@@ -499,7 +569,9 @@ class DecisionPoint:
                 step = make_step(rule, effect, matched, decisive, test="always")
                 self._remember(key, step)
             return step
-        spec, value, outcome = witness
+        if witness.outcomes is not None:
+            return self._elements_step(rule, effect, matched, decisive, witness)
+        spec, value, outcome = witness.spec, witness.value, witness.outcome
         if type(value) is str:  # keyed by the value itself: a repeat needs no HMAC at all
             key = (spec, outcome, matched, decisive, value)
             cache = self._steps
@@ -546,6 +618,32 @@ class DecisionPoint:
             )
             self._remember(key, step)
         return step
+
+    def _elements_step(
+        self, rule: str, effect: str, matched: bool, decisive: bool, witness: Witness
+    ) -> WhyStep:
+        """The step of a ``[*]`` condition: the deciding element, and every element's outcome."""
+        spec, value, outcome = witness.spec, witness.value, witness.outcome
+        missing = value is _MISSING
+        if missing:
+            shown = None
+        elif spec.reveal:
+            shown = value if type(value) is str else value_text(value)
+        else:
+            shown = self._token(spec.field_class, value)
+        index = witness.element
+        return make_step(
+            rule,
+            effect,
+            matched,
+            decisive,
+            spec.path if index is None else element_path(spec.path, index),
+            spec.field_class,
+            shown,
+            spec.cond.describe(outcome),
+            missing or outcome == UNKNOWN,
+            _elements_detail(witness.outcomes or (), every=spec.every),
+        )
 
     def _value_token(self, field_class: str, value: str) -> str:
         """The token of a string value; remembers the last one (rules on one field share it)."""
@@ -627,6 +725,18 @@ class DecisionPoint:
             digest,
             decided_at,
         )
+
+
+def _elements_detail(outcomes: tuple[int, ...], *, every: bool) -> str:
+    """``[*]`` outcomes element by element: ``every element: [0] true, [1] false``."""
+    mode = "every element" if every else "any element"
+    if not outcomes:
+        return f"{mode}: the list is empty"
+    words = {FALSE: "false", UNKNOWN: "unknown"}
+    shown = [f"[{i}] {words.get(o, 'true')}" for i, o in enumerate(outcomes[:_SHOWN_ELEMENTS])]
+    more = len(outcomes) - _SHOWN_ELEMENTS
+    tail = f", and {more} more" if more > 0 else ""
+    return f"{mode}: {', '.join(shown)}{tail}"
 
 
 def _encodable(value: str | None) -> str | None:
