@@ -46,6 +46,13 @@ def run(command: str) -> str:
     return f"ran {command}"
 
 
+@server.tool(structured_output=False)
+def touch(path: str) -> str:
+    """Create a file: a side effect a test can look for."""
+    Path(path).write_text("touched", encoding="utf-8")
+    return f"touched {path}"
+
+
 @server.tool()
 def stats() -> Stats:
     """Structured output: the tool declares an output schema."""
