@@ -9,20 +9,24 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import subprocess
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from mcp import StdioServerParameters
 from mcp_types import CallToolResult
 
-from mcp import StdioServerParameters
 from refusalkit.journal import open_journal
 from refusalkit.keyring import Keyring
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-PACK = REPO / "tests" / "mcp" / "pack.yaml"
+PACK = REPO / "tests" / "mcp_proxy" / "pack.yaml"
 UPSTREAM = HERE / "mcp_upstream.py"
 FS_SERVER = REPO / ".mcp-servers" / "node_modules" / ".bin" / "mcp-server-filesystem"
 META_KEY = "io.refusalkit/decision"
@@ -73,3 +77,45 @@ def journal_records(journal: str, keyring: Keyring) -> list[dict[str, Any]]:
     """Every journal entry, parsed."""
     with open_journal(journal, keyring) as log:
         return [json.loads(raw) for raw in log.entries(0, log.size())]
+
+
+def free_port() -> int:
+    """A port nothing listens on right now (for a subprocess server to bind)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_listening(port: int, process: subprocess.Popen[bytes], timeout_s: float = 60.0) -> None:
+    """Wait until something accepts connections on ``port``; fail if ``process`` exits first."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout_s} s")
+
+
+@contextmanager
+def running(args: Sequence[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
+    """A server subprocess listening on ``port``; stopped (SIGTERM, then SIGKILL) afterwards."""
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_listening(port, process)
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def python_upstream_http(port: int) -> list[str]:
+    """The Python upstream over Streamable HTTP on ``port``."""
+    return [sys.executable, str(UPSTREAM), "http", str(port)]

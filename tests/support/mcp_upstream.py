@@ -15,7 +15,7 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
-server = MCPServer("refusalkit-test-upstream")
+server = MCPServer("refusalkit-test-upstream", log_level="WARNING")
 
 
 class Stats(BaseModel):
@@ -100,6 +100,6 @@ def review(code: str) -> str:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["http"]:
-        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]), log_level="WARNING")
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run()

@@ -111,3 +111,61 @@ def wrap_command(
                     )
 
     anyio.run(run)
+
+
+@mcp_app.command("proxy")
+def proxy_command(
+    *,
+    upstream: Annotated[
+        str, typer.Option("--upstream", help="The MCP server's Streamable HTTP endpoint URL.")
+    ],
+    policy: Policy,
+    journal: JournalStore,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 8282,
+    keys_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--keys-file",
+            envvar="REFUSALKIT_KEYS_FILE",
+            help="API keys file, as for `refusalkit serve`; keys need the decide scope.",
+        ),
+    ] = None,
+    insecure_no_auth: Annotated[
+        bool,
+        typer.Option("--insecure-no-auth", help="Accept every client. Local development only."),
+    ] = False,
+    agent: Annotated[
+        str | None,
+        typer.Option("--agent", help="caller.agent of every session (default: the key's name)."),
+    ] = None,
+    server_name: ServerName = "mcp",
+    shadow: Shadow = False,
+    keyring: KeyringOption = None,
+    timeout_ms: TimeoutMs = 5000.0,
+) -> None:
+    """Serve a remote MCP server's Streamable HTTP endpoint at /mcp, behind the policy."""
+    if (keys_file is None) == (not insecure_no_auth):
+        raise UsageError(
+            "give exactly one of --keys-file and --insecure-no-auth",
+            hint="Make keys with `refusalkit service keys add NAME --scopes decide`.",
+        )
+    proxy = _sdk()
+    from refusalkit.server import KeyStore  # noqa: PLC0415 (with the server extra)
+
+    ring = load_keyring(keyring)
+    point = DecisionPoint(load_pack(policy), ring)
+    keys = KeyStore(keys_file, recheck_s=1.0) if keys_file is not None else None
+
+    def ready(url: str) -> None:
+        err_console.print(f"refusalkit mcp proxy: {url} -> {upstream}", markup=False)
+
+    async def run() -> None:
+        async with proxy.open_gate(
+            point, journal, ring, server_name=server_name, shadow=shadow,
+            timeout_s=timeout_ms / 1000.0,
+        ) as gate:  # fmt: skip
+            app = proxy.ProxyApp(gate, upstream, keys=keys, agent=agent)
+            await proxy.serve_http(app, host=host, port=port, ready=ready)
+
+    anyio.run(run)

@@ -14,9 +14,9 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import Client
 from mcp.client.stdio import stdio_client
 
-from mcp import Client
 from refusalkit.journal import canonical_bytes
 from refusalkit.keyring import Keyring
 from support.mcp_helpers import (

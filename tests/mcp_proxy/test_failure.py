@@ -13,8 +13,8 @@ from typing import Any
 import anyio
 import psycopg
 import pytest
-
 from mcp import Client
+
 from support.mcp_helpers import python_upstream, refusal, text, wrap_params
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.postgres]

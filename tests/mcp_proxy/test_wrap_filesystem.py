@@ -13,9 +13,9 @@ from typing import Any
 import anyio
 import pytest
 import yaml
+from mcp import Client
 from mcp.client.stdio import stdio_client
 
-from mcp import Client
 from refusalkit.examples import example_path
 from refusalkit.journal import canonical_bytes
 from refusalkit.keyring import Keyring
