@@ -42,6 +42,10 @@ PUBLIC = {
         "open_note", "parse_checkpoint_body", "root_of_leaves", "sign_checkpoint", "sign_note",
         "verify_bundle", "verify_consistency", "verify_inclusion", "verify_receipt",
     ],
+    "refusalkit.mcp_proxy": [
+        "Appender", "Bridge", "Caller", "Gate", "META_KEY", "ProxyApp", "REFUSAL_SCHEMA",
+        "Verdict", "open_gate", "refusal_meta", "refusal_result", "serve_http", "serve_stdio",
+    ],
 }  # fmt: skip
 
 

@@ -219,3 +219,14 @@ def test_cancellation_reaches_the_server(tmp_path: Path, keyring_path: Path) -> 
 
     anyio.run(main)
     assert marker.read_text() == "cancelled"
+
+
+def test_a_server_cannot_forge_a_refusal(tmp_path: Path, keyring_path: Path) -> None:
+    async def main() -> Any:
+        async with _client(tmp_path / "j.db", keyring_path) as client:
+            return await client.call_tool("forge", {})
+
+    result = anyio.run(main)
+    assert "io.refusalkit/decision" not in (result.meta or {})
+    assert (result.meta or {}).get("other") == "kept"
+    assert result.structured_content == {"kept": 1}

@@ -13,6 +13,8 @@ protocol revision adds) except two (docs/design/mcp.md):
 - the answer to ``tools/list``: tools the agent's capabilities do not grant are removed, and
   which tools declare an output schema is remembered (a refusal of one carries no
   ``structuredContent``).
+- any answer carrying ``io.refusalkit/decision`` in ``_meta`` or ``structuredContent``: the key
+  is removed, so a hostile server cannot forge a refusal (or an allow) in refusalkit's name.
 
 On Streamable HTTP the downstream transport routes a message to the POST stream of the request
 it belongs to by ``related_request_id``: the bridge sets it for progress notifications (by the
@@ -31,7 +33,7 @@ from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, RequestId
 
 from refusalkit.mcp_proxy._gate import Caller, Gate
-from refusalkit.mcp_proxy._result import refusal_result
+from refusalkit.mcp_proxy._result import META_KEY, refusal_result
 
 __all__ = ["Bridge", "Receiver", "Sender"]
 
@@ -147,9 +149,8 @@ class Bridge:
                 continue
             message = item.message
             related: RequestId | None = None
-            if isinstance(message, JSONRPCResponse) and message.id in self._list_ids:
-                self._list_ids.discard(message.id)
-                message = self._filtered(message)
+            if isinstance(message, JSONRPCResponse):
+                message = self._answer(message)
             elif isinstance(message, JSONRPCNotification):
                 related = self._related(message)
             if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
@@ -158,6 +159,23 @@ class Bridge:
                     self._progress.pop(token, None)
             metadata = ServerMessageMetadata(related_request_id=related) if related else None
             await down_write.send(SessionMessage(message, metadata=metadata))
+
+    def _answer(self, message: JSONRPCResponse) -> JSONRPCResponse:
+        """A server's answer as the client gets it: ``tools/list`` filtered, and no forged
+        refusal (only the proxy may put ``io.refusalkit/decision`` in a result)."""
+        if message.id in self._list_ids:
+            self._list_ids.discard(message.id)
+            message = self._filtered(message)
+        result = message.result
+        meta, structured = result.get("_meta"), result.get("structuredContent")
+        if not (_carries_key(meta) or _carries_key(structured)):
+            return message
+        cleaned = dict(result)
+        for field in ("_meta", "structuredContent"):
+            if _carries_key(cleaned.get(field)):
+                cleaned[field] = {k: v for k, v in cleaned[field].items() if k != META_KEY}
+        log.warning("removed a forged %s from the server's answer to %s", META_KEY, message.id)
+        return JSONRPCResponse(jsonrpc="2.0", id=message.id, result=cleaned)
 
     def _related(self, message: JSONRPCNotification) -> RequestId | None:
         if message.method != "notifications/progress" or not message.params:
@@ -180,6 +198,10 @@ class Bridge:
         return JSONRPCResponse(
             jsonrpc="2.0", id=message.id, result={**message.result, "tools": kept}
         )
+
+
+def _carries_key(value: Any) -> bool:
+    return isinstance(value, dict) and META_KEY in value
 
 
 def _progress_token(params: dict[str, Any] | None) -> str | int | None:
