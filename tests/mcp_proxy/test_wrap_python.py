@@ -81,6 +81,7 @@ def test_refusal_is_an_error_result_with_the_journaled_decision(
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert verify.returncode == 0, verify.stderr
+    assert "1 entries, 1 checkpoint(s) verified" in verify.stdout  # signed as the session ended
 
 
 def test_no_structured_content_when_the_tool_declares_an_output_schema(

@@ -94,6 +94,10 @@ def wrap_command(
     ring = load_keyring(keyring)
     point = DecisionPoint(load_pack(policy), ring)
     caller = proxy.Caller(agent=agent, session=uuid7())
+    mode = "shadow (nothing enforced)" if shadow else "enforcing"
+    err_console.print(
+        f"refusalkit mcp wrap: session {caller.session}, {mode}, journal {journal}", markup=False
+    )
 
     async def run() -> None:
         async with proxy.open_gate(

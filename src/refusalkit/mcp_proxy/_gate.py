@@ -12,15 +12,15 @@ each refusal decided (a one-step why-trail naming the blocking decision) and jou
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, TextIO
+from typing import Any, Protocol, TextIO, TypeVar
 
 import anyio
 
 import refusalkit
 from refusalkit.decide import DecisionEncoder, DecisionPoint, canonical_bytes
-from refusalkit.journal import decision_fields
+from refusalkit.journal import Journal, decision_fields
 from refusalkit.keyring import Keyring
 from refusalkit.model import (
     Action,
@@ -36,6 +36,8 @@ from refusalkit.model import (
 
 __all__ = ["Appender", "Caller", "Gate", "Verdict"]
 
+T = TypeVar("T")
+
 _UNAVAILABLE_MESSAGE = "The decision could not be rendered or journaled; the call was not made."
 _SHADOW_TEST = "shadow mode: decided and journaled, not enforced (the call was forwarded)"
 
@@ -45,6 +47,10 @@ class Appender(Protocol):
 
     async def append(self, records: list[tuple[bytes, tuple[str | None, ...]]]) -> list[int]:
         """Append encoded records; their indices once durable."""
+        ...
+
+    async def write(self, fn: Callable[[Journal], T]) -> T:
+        """Run ``fn`` on the writer's connection (checkpoint signing)."""
         ...
 
 
@@ -110,6 +116,8 @@ class Gate:
         self._report = report if report is not None else sys.stderr
         self.would_refuse = 0
         self._engine = EngineRef("refusalkit", refusalkit.__version__)
+        self._appended = 0
+        self._checkpointed = 0
 
     def tool_id(self, tool: str) -> str:
         """The request's tool: ``<server-name>.<tool>``."""
@@ -149,12 +157,26 @@ class Gate:
             self._blocked[caller.session] = _Block(decision, None)  # before journaling: fail closed
         entry = (self._encoder.encode(decision), decision_fields(decision))
         [index] = await self._journal.append([entry])
+        self._appended += 1
         if decision.action is Action.BLOCK and block is None and not self.shadow:
             self._blocked[caller.session] = _Block(decision, index)
         refused = decision.action.refuses and not self.shadow
         if self.shadow and decision.action.refuses:
             self._tell_shadow(request, decision, index)
         return Verdict(decision, index, refused=refused)
+
+    async def checkpoint(self) -> None:
+        """Sign a checkpoint over what this gate appended, if anything is new (best effort: a
+        failure leaves the entries durable, covered by the next checkpoint)."""
+        if self._appended == self._checkpointed:
+            return
+        appended = self._appended
+        try:
+            await self._journal.write(lambda journal: journal.checkpoint())
+        except Exception as exc:  # noqa: BLE001 (the decisions are durable without it)
+            print(f"refusalkit: no checkpoint signed: {exc}", file=self._report, flush=True)
+            return
+        self._checkpointed = appended
 
     def _tell_shadow(self, request: Mapping[str, Any], decision: Decision, index: int) -> None:
         self.would_refuse += 1

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TextIO
 
+import anyio
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.server.stdio import stdio_server
 
@@ -39,17 +40,37 @@ async def open_gate(
     shadow: bool = False,
     timeout_s: float = 5.0,
     report: TextIO | None = None,
+    checkpoint_s: float = 60.0,
 ) -> AsyncIterator[Gate]:
-    """A gate over an open journal (group-committed appends on their own thread)."""
+    """A gate over an open journal (group-committed appends on their own thread).
+
+    A checkpoint is signed every ``checkpoint_s`` seconds when there are new entries, and once
+    more at the end, so ``journal verify`` and receipts cover the session's decisions.
+    """
     access = JournalAccess(journal, keyring, origin=None, max_group=_MAX_GROUP)
     await access.open()
+    gate = Gate(
+        point, access, keyring, server_name=server_name, shadow=shadow, timeout_s=timeout_s,
+        report=report,
+    )  # fmt: skip
     try:
-        yield Gate(
-            point, access, keyring, server_name=server_name, shadow=shadow,
-            timeout_s=timeout_s, report=report,
-        )  # fmt: skip
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_checkpoints, gate, checkpoint_s)
+            try:
+                yield gate
+            finally:
+                tg.cancel_scope.cancel()
+        with anyio.CancelScope(shield=True):
+            await gate.checkpoint()
     finally:
         await access.close()
+
+
+async def _checkpoints(gate: Gate, every_s: float) -> None:
+    """Sign a checkpoint every ``every_s`` seconds while there is something new to cover."""
+    while True:
+        await anyio.sleep(every_s)
+        await gate.checkpoint()
 
 
 async def serve_stdio(gate: Gate, caller: Caller, command: Sequence[str]) -> None:
@@ -62,3 +83,4 @@ async def serve_stdio(gate: Gate, caller: Caller, command: Sequence[str]) -> Non
     params = StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(os.environ))
     async with stdio_server() as (down_read, down_write), stdio_client(params) as up:
         await Bridge(gate, caller).run(down_read, down_write, up[0], up[1])
+        await gate.checkpoint()  # now: the client may stop this process while the server exits
