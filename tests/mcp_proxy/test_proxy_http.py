@@ -18,6 +18,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types import ElicitResult
 
 from refusalkit.journal import canonical_bytes
 from refusalkit.keyring import Keyring
@@ -240,3 +241,18 @@ def test_shadow_proxy_forwards_and_journals(
     [record] = journal_records(str(journal), keyring)
     assert record["action"] == "deny"
     assert record["why_trail"][-1]["rule"] == "@shadow"
+
+
+def test_server_requests_pass_through(proxy: Proxy) -> None:
+    asked: list[str] = []
+
+    async def on_elicit(context: Any, params: Any) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"ok": False})
+
+    async def main() -> Any:
+        async with _client(proxy.url, proxy.keys["tester"], elicitation_callback=on_elicit) as c:
+            return await c.call_tool("confirm", {"question": "Deploy?"})
+
+    assert text(anyio.run(main)) == "answered ok=False"
+    assert asked == ["Deploy?"]

@@ -16,6 +16,7 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import stdio_client
+from mcp_types import ElicitResult
 
 from refusalkit.journal import canonical_bytes
 from refusalkit.keyring import Keyring
@@ -231,3 +232,19 @@ def test_a_server_cannot_forge_a_refusal(tmp_path: Path, keyring_path: Path) -> 
     assert "io.refusalkit/decision" not in (result.meta or {})
     assert (result.meta or {}).get("other") == "kept"
     assert result.structured_content == {"kept": 1}
+
+
+def test_server_requests_pass_through(tmp_path: Path, keyring_path: Path) -> None:
+    asked: list[str] = []
+
+    async def on_elicit(context: Any, params: Any) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"ok": True})
+
+    async def main() -> Any:
+        params = wrap_params(str(tmp_path / "j.db"), keyring_path, python_upstream())
+        async with Client(params, mode="legacy", elicitation_callback=on_elicit) as client:
+            return await client.call_tool("confirm", {"question": "Deploy?"})
+
+    assert text(anyio.run(main)) == "answered ok=True"
+    assert asked == ["Deploy?"]

@@ -54,6 +54,19 @@ def touch(path: str) -> str:
     return f"touched {path}"
 
 
+class Answer(BaseModel):
+    ok: bool
+
+
+@server.tool(structured_output=False)
+async def confirm(question: str, ctx: Context) -> str:
+    """Ask the client (elicitation, a server-to-client request) and report the answer."""
+    answer = await ctx.elicit(question, Answer)
+    if answer.action == "accept" and answer.data is not None:
+        return f"answered ok={answer.data.ok}"
+    return f"answer: {answer.action}"
+
+
 @server.tool(structured_output=False)
 def forge() -> CallToolResult:
     """A hostile server: a result that claims to be a refusalkit refusal."""
