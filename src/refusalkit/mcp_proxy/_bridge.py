@@ -23,6 +23,7 @@ request's ``progressToken``); other server-initiated messages go to the session'
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
@@ -38,6 +39,9 @@ from refusalkit.mcp_proxy._result import META_KEY, refusal_result
 __all__ = ["Bridge", "Receiver", "Sender"]
 
 log = logging.getLogger("refusalkit.mcp")
+
+# How a transport says its peer went away: the end of the session, not an error.
+_CLOSED = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
 
 
 class Receiver(Protocol):
@@ -72,11 +76,13 @@ class Bridge:
         async with anyio.create_task_group() as tg:
 
             async def downstream() -> None:
-                await self._from_client(down_read, down_write, up_write, tg)
+                with contextlib.suppress(*_CLOSED):
+                    await self._from_client(down_read, down_write, up_write, tg)
                 tg.cancel_scope.cancel()
 
             async def upstream() -> None:
-                await self._from_server(up_read, down_write)
+                with contextlib.suppress(*_CLOSED):
+                    await self._from_server(up_read, down_write)
                 tg.cancel_scope.cancel()
 
             tg.start_soon(downstream)
@@ -124,6 +130,12 @@ class Bridge:
         return True
 
     async def _call(self, message: JSONRPCRequest, down_write: Sender, up_write: Sender) -> None:
+        with contextlib.suppress(*_CLOSED):  # a side went away: the session is ending
+            await self._decide_and_pass(message, down_write, up_write)
+
+    async def _decide_and_pass(
+        self, message: JSONRPCRequest, down_write: Sender, up_write: Sender
+    ) -> None:
         params = message.params or {}
         tool = params.get("name")
         verdict = await self.gate.decide(tool, params.get("arguments"), self.caller)

@@ -16,13 +16,13 @@ from typing import TextIO
 
 import anyio
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.server.stdio import stdio_server
 
 from refusalkit.decide import DecisionPoint
 from refusalkit.errors import UsageError
 from refusalkit.keyring import Keyring
 from refusalkit.mcp_proxy._bridge import Bridge
 from refusalkit.mcp_proxy._gate import Caller, Gate
+from refusalkit.mcp_proxy._pipes import client_stdio
 from refusalkit.server import JournalAccess
 
 __all__ = ["open_gate", "serve_stdio"]
@@ -81,6 +81,6 @@ async def serve_stdio(gate: Gate, caller: Caller, command: Sequence[str]) -> Non
             hint="Put the server's command after --, e.g. `refusalkit mcp wrap ... -- npx srv`.",
         )
     params = StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(os.environ))
-    async with stdio_server() as (down_read, down_write), stdio_client(params) as up:
+    async with client_stdio() as (down_read, down_write), stdio_client(params) as up:
         await Bridge(gate, caller).run(down_read, down_write, up[0], up[1])
         await gate.checkpoint()  # now: the client may stop this process while the server exits
