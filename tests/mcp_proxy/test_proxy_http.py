@@ -5,8 +5,10 @@ refusals that are HTTP 200 answers with ``isError``, never 4xx.
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +22,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import ElicitResult
 
+from refusalkit.decide import mint_token, public_key_from_seed
 from refusalkit.journal import canonical_bytes
 from refusalkit.keyring import Keyring
 from refusalkit.server import KeyStore, Scope
@@ -256,3 +259,39 @@ def test_server_requests_pass_through(proxy: Proxy) -> None:
 
     assert text(anyio.run(main)) == "answered ok=False"
     assert asked == ["Deploy?"]
+
+
+def test_attestation_rides_in_its_header(
+    upstream_port: int, tmp_path: Path, keyring: Keyring, keyring_path: Path
+) -> None:
+    seed = bytes(range(32))
+    public = base64.b64encode(public_key_from_seed(seed)).decode()
+    pack = tmp_path / "attested.yaml"
+    pack.write_text(
+        "policy: attested\nversion: v1\ndefault: allow\n"
+        f"attestation: {{trusted_keys: {{k1: '{public}'}}}}\nrules: []\n"
+    )
+    port = free_port()
+    args = _proxy_args(
+        upstream_port, port, tmp_path / "j.db", keyring_path, "--insecure-no-auth",
+        "--agent", "tester",
+    )  # fmt: skip
+    args[args.index(str(PACK))] = str(pack)
+    url = f"http://127.0.0.1:{port}/mcp"
+
+    async def call(headers: dict[str, str]) -> Any:
+        http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300))
+        async with Client(streamable_http_client(url, http_client=http)) as client:
+            return await client.call_tool("echo", {"text": "attested"})
+
+    good = mint_token(seed, "k1", "tester", time.time() + 600)
+    forged = mint_token(bytes(32), "k1", "tester", time.time() + 600)
+    with running(args, port):
+        ok = anyio.run(call, {"Refusalkit-Attestation": good})
+        bad = anyio.run(call, {"Refusalkit-Attestation": forged})
+        none = anyio.run(call, {})
+    assert text(ok) == "attested"
+    for result in (bad, none):
+        assert text(result).startswith(
+            "refused (attestation-failed by @attestation, retryable: yes)"
+        )
