@@ -7,6 +7,7 @@ of the command line works without it. See docs/mcp.md.
 from __future__ import annotations
 
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,7 +17,7 @@ import typer
 from refusalkit.cli._app import app
 from refusalkit.cli._common import KeyringOption, err_console, load_keyring
 from refusalkit.decide import DecisionPoint, load_pack
-from refusalkit.errors import UsageError
+from refusalkit.errors import RefusalkitError, UsageError
 from refusalkit.model import uuid7
 
 __all__ = ["mcp_app"]
@@ -72,6 +73,29 @@ def _sdk() -> Any:
     return proxy
 
 
+def _run(main: Callable[[], Awaitable[None]]) -> None:
+    """Run ``main``; a refusalkit error inside a task group surfaces as itself (so the CLI
+    prints its message and hint, not a traceback)."""
+    try:
+        anyio.run(main)
+    except BaseExceptionGroup as group:
+        found = _first_error(group)
+        if found is None:
+            raise
+        raise found from None
+
+
+def _first_error(group: BaseExceptionGroup[BaseException]) -> RefusalkitError | None:
+    for exc in group.exceptions:
+        if isinstance(exc, RefusalkitError):
+            return exc
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first_error(exc)
+            if found is not None:
+                return found
+    return None
+
+
 def _prefer_latency() -> None:
     """Hand the GIL between the event loop and the journal's writer thread every 0.1 ms, not
     every 5 ms: a proxy's loop otherwise waits out the interval on each append it hands over."""
@@ -122,7 +146,7 @@ def wrap_command(
                         markup=False,
                     )
 
-    anyio.run(run)
+    _run(run)
 
 
 @mcp_app.command("proxy")
@@ -181,4 +205,4 @@ def proxy_command(
             app = proxy.ProxyApp(gate, upstream, keys=keys, agent=agent)
             await proxy.serve_http(app, host=host, port=port, ready=ready)
 
-    anyio.run(run)
+    _run(run)

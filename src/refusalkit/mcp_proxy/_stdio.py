@@ -10,6 +10,7 @@ decision, so ``journal query --session`` finds one conversation's decisions.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TextIO
@@ -79,6 +80,11 @@ async def serve_stdio(gate: Gate, caller: Caller, command: Sequence[str]) -> Non
         raise UsageError(
             "no server command to wrap",
             hint="Put the server's command after --, e.g. `refusalkit mcp wrap ... -- npx srv`.",
+        )
+    if shutil.which(command[0]) is None:
+        raise UsageError(
+            f"cannot run the server command {command[0]!r}: not found or not executable",
+            hint="Give the server's command after --, with its full path if it is not on PATH.",
         )
     params = StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(os.environ))
     async with client_stdio() as (down_read, down_write), stdio_client(params) as up:
