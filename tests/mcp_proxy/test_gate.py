@@ -50,8 +50,13 @@ def test_malformed_calls_are_refused_unavailable(
     assert verdict.decision.reason_code.value == "unavailable"
 
 
-def _locked_while(journal: Path, keyring: Keyring, *calls: tuple[str, object]) -> list[Verdict]:
-    """Decide ``calls`` while another connection holds the store's write lock."""
+Call = tuple[str, object]
+
+
+def _locked_while(
+    journal: Path, keyring: Keyring, locked: list[Call], after: tuple[Call, ...] = ()
+) -> list[Verdict]:
+    """Decide ``locked`` while another connection holds the store's write lock, then ``after``."""
     point = DecisionPoint(load_pack(PACK), keyring)
 
     async def main() -> list[Verdict]:
@@ -59,16 +64,17 @@ def _locked_while(journal: Path, keyring: Keyring, *calls: tuple[str, object]) -
             holder = sqlite3.connect(journal, isolation_level=None)
             holder.execute("BEGIN EXCLUSIVE")
             try:
-                return [await g.decide(tool, args, CALLER) for tool, args in calls]
+                verdicts = [await g.decide(tool, args, CALLER) for tool, args in locked]
             finally:
                 holder.execute("ROLLBACK")
                 holder.close()
+            return verdicts + [await g.decide(tool, args, CALLER) for tool, args in after]
 
     return anyio.run(main)
 
 
 def test_a_locked_journal_times_out_into_unavailable(tmp_path: Path, keyring: Keyring) -> None:
-    [verdict] = _locked_while(tmp_path / "j.db", keyring, ("echo", {"text": "allowed"}))
+    [verdict] = _locked_while(tmp_path / "j.db", keyring, [("echo", {"text": "allowed"})])
     assert verdict.refused  # allowed by the pack, but not journaled in time: refused
     assert verdict.journal_index is None
     assert verdict.decision.matched_rule == "@unavailable"
@@ -76,22 +82,8 @@ def test_a_locked_journal_times_out_into_unavailable(tmp_path: Path, keyring: Ke
 
 
 def test_a_block_holds_even_when_its_journaling_fails(tmp_path: Path, keyring: Keyring) -> None:
-    journal = tmp_path / "j.db"
-    point = DecisionPoint(load_pack(PACK), keyring)
-
-    async def main() -> list[Verdict]:
-        async with open_gate(point, str(journal), keyring, server_name="py", timeout_s=0.5) as g:
-            holder = sqlite3.connect(journal, isolation_level=None)
-            holder.execute("BEGIN EXCLUSIVE")
-            try:
-                first = await g.decide("run", {"command": "rm -rf /"}, CALLER)
-            finally:
-                holder.execute("ROLLBACK")
-                holder.close()
-            later = await g.decide("echo", {"text": "hi"}, CALLER)
-            return [first, later]
-
-    first, later = anyio.run(main)
+    rm, echo = ("run", {"command": "rm -rf /"}), ("echo", {"text": "hi"})
+    first, later = _locked_while(tmp_path / "j.db", keyring, [rm], after=(echo,))
     assert first.decision.reason_code is not None
     assert first.decision.reason_code.value == "unavailable"
     assert later.refused
