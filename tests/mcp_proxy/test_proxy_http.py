@@ -295,3 +295,24 @@ def test_attestation_rides_in_its_header(
         assert text(result).startswith(
             "refused (attestation-failed by @attestation, retryable: yes)"
         )
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [({"Host": "attacker.example"}, 421), ({"Origin": "http://attacker.example"}, 403)],
+)
+def test_dns_rebinding_is_refused(proxy: Proxy, headers: dict[str, str], status: int) -> None:
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "0"}}}  # fmt: skip
+    auth = {"Authorization": f"Bearer {proxy.keys['tester']}"}
+    with httpx.Client(timeout=30) as client:
+        assert _post(client, proxy.url, init, **auth).status_code == 200  # loopback: fine
+        assert _post(client, proxy.url, init, **auth, **headers).status_code == status
+
+
+def test_an_oversized_body_is_refused(proxy: Proxy) -> None:
+    call = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"pad": "x" * 5_000_000}}
+    with httpx.Client(timeout=30) as client:
+        answer = _post(client, proxy.url, call, Authorization=f"Bearer {proxy.keys['tester']}")
+    assert answer.status_code == 413

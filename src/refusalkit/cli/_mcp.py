@@ -175,6 +175,14 @@ def proxy_command(
         str | None,
         typer.Option("--agent", help="caller.agent of every session (default: the key's name)."),
     ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="A host name clients use to reach the proxy, besides loopback (repeatable); "
+            "requests naming another are refused (DNS rebinding).",
+        ),
+    ] = None,
     server_name: ServerName = "mcp",
     shadow: Shadow = False,
     keyring: KeyringOption = None,
@@ -202,7 +210,9 @@ def proxy_command(
             point, journal, ring, server_name=server_name, shadow=shadow,
             timeout_s=timeout_ms / 1000.0,
         ) as gate:  # fmt: skip
-            app = proxy.ProxyApp(gate, upstream, keys=keys, agent=agent)
+            app = proxy.ProxyApp(
+                gate, upstream, keys=keys, agent=agent, allowed_hosts=allowed_host or ()
+            )
             await proxy.serve_http(app, host=host, port=port, ready=ready)
 
     _run(run)

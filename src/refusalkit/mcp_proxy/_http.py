@@ -13,6 +13,10 @@ keys file (``refusalkit service keys add NAME --scopes decide``). The key's name
 key is never sent upstream. An attestation token (compact JWS) for the pack's ``@attestation``
 stage rides in the ``Refusalkit-Attestation`` header of the ``initialize`` request.
 
+DNS rebinding is refused as MCP's transport requires: the ``Host`` header must name a loopback
+address or an ``--allowed-host`` (421 otherwise), and a browser's ``Origin`` must be one of them
+(403 otherwise). Bodies over 4 MiB are refused (413).
+
 Only the initialize handshake (protocol revisions up to 2025-11-25) is proxied: a request of the
 stateless 2026-07-28 revision is answered 400, on which SDK clients fall back to the handshake.
 """
@@ -21,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import uuid4
@@ -31,6 +35,11 @@ import uvicorn
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.transport_security import (
+    DEFAULT_MAX_REQUEST_BODY_SIZE,
+    RequestBodyLimitMiddleware,
+    TransportSecuritySettings,
+)
 from starlette.types import Message, Receive, Scope, Send
 
 from refusalkit.mcp_proxy._bridge import Bridge
@@ -45,6 +54,7 @@ log = logging.getLogger("refusalkit.mcp")
 _SESSION_HEADER = b"mcp-session-id"
 _ATTESTATION_HEADER = b"refusalkit-attestation"
 _IDLE_TIMEOUT_S = 1800.0
+_LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +74,8 @@ class ProxyApp:
         keys: KeyStore | None,
         agent: str | None = None,
         path: str = "/mcp",
+        allowed_hosts: Sequence[str] = (),
+        max_body_bytes: int = DEFAULT_MAX_REQUEST_BODY_SIZE,
     ) -> None:
         self.gate = gate
         self.upstream = upstream
@@ -72,6 +84,13 @@ class ProxyApp:
         self.path = path
         self._sessions: dict[str, _Session] = {}
         self._tg: TaskGroup | None = None
+        hosts = [*_LOOPBACK, *allowed_hosts]
+        self._security = TransportSecuritySettings(
+            allowed_hosts=[*hosts, *(f"{h}:*" for h in hosts)],
+            allowed_origins=[f"{scheme}://{h}{port}" for scheme in ("http", "https")
+                             for h in hosts for port in ("", ":*")],
+        )  # fmt: skip
+        self._limited = RequestBodyLimitMiddleware(self._http, max_body_bytes)
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -89,8 +108,10 @@ class ProxyApp:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
             return
-        if scope["type"] != "http":
-            return
+        if scope["type"] == "http":
+            await self._limited(scope, receive, send)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             self._check_path(scope)
             owner = self._authenticate(scope)
@@ -150,7 +171,9 @@ class ProxyApp:
                 503, ErrorCode.NOT_READY, "the proxy is starting or stopping", "Retry shortly."
             )
         session_id = uuid4().hex
-        transport = StreamableHTTPServerTransport(session_id, idle_timeout=_IDLE_TIMEOUT_S)
+        transport = StreamableHTTPServerTransport(
+            session_id, idle_timeout=_IDLE_TIMEOUT_S, security_settings=self._security
+        )
         caller = Caller(
             agent=self.agent if self.agent is not None else owner,
             session=session_id,
