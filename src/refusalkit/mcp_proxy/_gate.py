@@ -165,6 +165,10 @@ class Gate:
             self._tell_shadow(request, decision, index)
         return Verdict(decision, index, refused=refused)
 
+    def end_session(self, session: str) -> None:
+        """Forget a session that ended (its block, if any: the id is never reused)."""
+        self._blocked.pop(session, None)
+
     async def checkpoint(self) -> None:
         """Sign a checkpoint over what this gate appended, if anything is new (best effort: a
         failure leaves the entries durable, covered by the next checkpoint)."""

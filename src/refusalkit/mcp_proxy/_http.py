@@ -205,6 +205,7 @@ class ProxyApp:
         except Exception:
             log.exception("MCP session %s ended with an error", caller.session)
         finally:
+            self.gate.end_session(caller.session)
             await self._close(caller.session, transport)
 
     async def _close(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
