@@ -21,6 +21,7 @@ import stat
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types import jsonrpc_message_adapter
@@ -74,8 +75,11 @@ class _PipeSender:
 
     async def send(self, item: SessionMessage, /) -> None:
         data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
-        self._writer.write(data.encode("utf-8") + b"\n")
-        await self._writer.drain()
+        try:
+            self._writer.write(data.encode("utf-8") + b"\n")
+            await self._writer.drain()
+        except (BrokenPipeError, ConnectionResetError) as exc:  # the client went away
+            raise anyio.BrokenResourceError from exc
 
 
 @asynccontextmanager
