@@ -248,3 +248,27 @@ def test_server_requests_pass_through(tmp_path: Path, keyring_path: Path) -> Non
 
     assert text(anyio.run(main)) == "answered ok=True"
     assert asked == ["Deploy?"]
+
+
+def test_the_stateless_2026_protocol_through_wrap(tmp_path: Path, keyring_path: Path) -> None:
+    """A client that negotiates 2026-07-28 (``server/discover``, no handshake) gets the same
+    refusals; its SDK requires ``resultType`` on every result, and the refusal has it."""
+
+    async def main() -> tuple[str, list[Any]]:
+        async with Client(
+            wrap_params(str(tmp_path / "j.db"), keyring_path, python_upstream())
+        ) as c:
+            names = {tool.name for tool in (await c.list_tools()).tools}
+            assert "admin_reset" not in names
+            results = [
+                await c.call_tool("read_file", {"path": "/w/.env"}),
+                await c.call_tool("run", {"command": "rm -rf /"}),
+                await c.call_tool("echo", {"text": "after the block"}),
+            ]
+            return c.protocol_version, results
+
+    version, (env, rm, echo) = anyio.run(main)
+    assert version == "2026-07-28"
+    assert refusal(env)["decision"]["matched_rule"] == "sensitive_path"
+    assert refusal(rm)["decision"]["action"] == "block"
+    assert refusal(echo)["decision"]["matched_rule"] == "destructive_shell"

@@ -38,6 +38,7 @@ def refusal_result(verdict: Verdict, *, structured: bool) -> dict[str, Any]:
         "content": [{"type": "text", "text": refusal_line(verdict.decision)}],
         "isError": True,
         "_meta": {META_KEY: meta},
+        "resultType": "complete",  # required from protocol 2026-07-28 on; ignored before
     }
     if structured:
         result["structuredContent"] = {META_KEY: meta}
