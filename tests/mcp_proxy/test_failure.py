@@ -7,6 +7,7 @@ never sees it (its side effect, a file, does not appear).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -54,5 +55,6 @@ def test_store_down_mid_session_refuses_unavailable(
         assert meta["journal_index"] is None  # the store could not take it
         assert meta["decision"]["reason_code"] == "unavailable"
         assert meta["decision"]["retryable"] is True
+        assert database not in json.dumps(meta)  # the store's name or URL never reaches the model
     assert before.exists()
     assert not after.exists()  # never forwarded

@@ -11,6 +11,7 @@ each refusal decided (a one-step why-trail naming the blocking decision) and jou
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -37,6 +38,7 @@ from refusalkit.model import (
 __all__ = ["Appender", "Caller", "Gate", "Verdict"]
 
 T = TypeVar("T")
+log = logging.getLogger("refusalkit.mcp")
 
 _UNAVAILABLE_MESSAGE = "The decision could not be rendered or journaled; the call was not made."
 _SHADOW_TEST = "shadow mode: decided and journaled, not enforced (the call was forwarded)"
@@ -142,8 +144,16 @@ class Gate:
             with anyio.fail_after(self._timeout_s):
                 return await self._decide(request, caller)
         except Exception as exc:  # noqa: BLE001 (fail closed: any error refuses the call)
-            problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            problem = self._problem(exc)
             return Verdict(self._unavailable(request, caller, problem), None, refused=True)
+
+    def _problem(self, exc: Exception) -> str:
+        """What the refusal says went wrong: the kind of failure only. The message may name the
+        store (a URL with a password) and the model reads the refusal; stderr gets it whole."""
+        log.warning("a tools/call failed closed: %s: %s", type(exc).__name__, exc)
+        if isinstance(exc, TimeoutError):
+            return f"no journaled decision within {self._timeout_s * 1000:g} ms"
+        return f"the decision path failed ({type(exc).__name__})"
 
     async def _decide(self, request: Mapping[str, Any], caller: Caller) -> Verdict:
         block = self._blocked.get(caller.session)
