@@ -12,6 +12,7 @@ each refusal decided (a one-step why-trail naming the blocking decision) and jou
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -39,6 +40,7 @@ __all__ = ["Appender", "Caller", "Gate", "Verdict"]
 
 T = TypeVar("T")
 log = logging.getLogger("refusalkit.mcp")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 _UNAVAILABLE_MESSAGE = "The decision could not be rendered or journaled; the call was not made."
 _SHADOW_TEST = "shadow mode: decided and journaled, not enforced (the call was forwarded)"
@@ -195,8 +197,9 @@ class Gate:
     def _tell_shadow(self, request: Mapping[str, Any], decision: Decision, index: int) -> None:
         self.would_refuse += 1
         code = decision.reason_code.value if decision.reason_code else "-"
+        tool = _printable(request["tool"])
         print(
-            f"refusalkit shadow: would {decision.action.value} {request['tool']} ({code} by "
+            f"refusalkit shadow: would {decision.action.value} {tool} ({code} by "
             f"{decision.matched_rule}), journal index {index}; forwarded",
             file=self._report,
             flush=True,
@@ -235,6 +238,12 @@ class Gate:
             Subject(caller.agent, caller.session), self._digest(request),
             format_timestamp(now_utc()),
         )  # fmt: skip
+
+
+def _printable(text: str) -> str:
+    """``text`` for a log line: control characters escaped, so a tool name chosen by the client
+    cannot forge lines (or terminal escapes) in the operator's log."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def _shadowed(decision: Decision) -> Decision:
