@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -316,3 +317,24 @@ def test_an_oversized_body_is_refused(proxy: Proxy) -> None:
     with httpx.Client(timeout=30) as client:
         answer = _post(client, proxy.url, call, Authorization=f"Bearer {proxy.keys['tester']}")
     assert answer.status_code == 413
+
+
+def test_the_proxy_authenticates_upstream_with_its_own_token(
+    tmp_path: Path, keyring_path: Path
+) -> None:
+    up, port = free_port(), free_port()
+    env = {**os.environ, "UPSTREAM_TOKEN": "up-secret", "PROXY_UPSTREAM_TOKEN": "up-secret"}
+    args = _proxy_args(
+        up, port, tmp_path / "j.db", keyring_path, "--insecure-no-auth", "--agent", "tester",
+        "--upstream-token-env", "PROXY_UPSTREAM_TOKEN",
+    )  # fmt: skip
+
+    async def main() -> Any:
+        async with _client(f"http://127.0.0.1:{port}/mcp", None) as client:
+            return await client.call_tool("echo", {"text": "through an authenticated upstream"})
+
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    with running(python_upstream_http(up), up, env=env), running(args, port, env=env):
+        assert text(anyio.run(main)) == "through an authenticated upstream"
+        with httpx.Client(timeout=30) as client:  # and the upstream does check it
+            assert _post(client, f"http://127.0.0.1:{up}/mcp", init).status_code == 401

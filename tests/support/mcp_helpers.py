@@ -101,9 +101,11 @@ def wait_listening(port: int, process: subprocess.Popen[bytes], timeout_s: float
 
 
 @contextmanager
-def running(args: Sequence[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
+def running(
+    args: Sequence[str], port: int, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
     """A server subprocess listening on ``port``; stopped (SIGTERM, then SIGKILL) afterwards."""
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     try:
         wait_listening(port, process)
         yield process

@@ -8,10 +8,13 @@ schema, and a tool the test agent's capabilities do not grant.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
+import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
@@ -132,8 +135,27 @@ def review(code: str) -> str:
     return f"Please review: {code}"
 
 
+def _require_bearer(app: Any, token: str) -> Any:
+    """The app behind a bearer-token check (an upstream that wants the proxy's credential)."""
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        headers = dict(scope.get("headers") or [])
+        if scope["type"] == "http" and headers.get(b"authorization") != f"Bearer {token}".encode():
+            await send({"type": "http.response.start", "status": 401, "headers": []})
+            await send({"type": "http.response.body", "body": b"unauthorized"})
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["http"]:
-        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+        app = server.streamable_http_app()
+        token = os.environ.get("UPSTREAM_TOKEN")
+        uvicorn.run(
+            _require_bearer(app, token) if token else app,
+            host="127.0.0.1", port=int(sys.argv[2]), log_level="warning",
+        )  # fmt: skip
     else:
         server.run()

@@ -6,6 +6,7 @@ of the command line works without it. See docs/mcp.md.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -96,6 +97,18 @@ def _first_error(group: BaseExceptionGroup[BaseException]) -> RefusalkitError | 
     return None
 
 
+def _env_token(name: str | None) -> str | None:
+    if name is None:
+        return None
+    token = os.environ.get(name)
+    if not token:
+        raise UsageError(
+            f"--upstream-token-env names {name}, which is not set or empty",
+            hint=f"Export {name} with the upstream's bearer token.",
+        )
+    return token
+
+
 def _prefer_latency() -> None:
     """Hand the GIL between the event loop and the journal's writer thread every 0.1 ms, not
     every 5 ms: a proxy's loop otherwise waits out the interval on each append it hands over."""
@@ -183,6 +196,15 @@ def proxy_command(
             "requests naming another are refused (DNS rebinding).",
         ),
     ] = None,
+    upstream_token_env: Annotated[
+        str | None,
+        typer.Option(
+            "--upstream-token-env",
+            metavar="VAR",
+            help="Send the upstream `Authorization: Bearer $VAR` (the variable's name, so the "
+            "token stays out of the command line).",
+        ),
+    ] = None,
     server_name: ServerName = "mcp",
     shadow: Shadow = False,
     keyring: KeyringOption = None,
@@ -194,6 +216,7 @@ def proxy_command(
             "give exactly one of --keys-file and --insecure-no-auth",
             hint="Make keys with `refusalkit service keys add NAME --scopes decide`.",
         )
+    token = _env_token(upstream_token_env)
     proxy = _sdk()
     from refusalkit.server import KeyStore  # noqa: PLC0415 (with the server extra)
 
@@ -211,8 +234,9 @@ def proxy_command(
             timeout_s=timeout_ms / 1000.0,
         ) as gate:  # fmt: skip
             app = proxy.ProxyApp(
-                gate, upstream, keys=keys, agent=agent, allowed_hosts=allowed_host or ()
-            )
+                gate, upstream, keys=keys, agent=agent, allowed_hosts=allowed_host or (),
+                upstream_token=token,
+            )  # fmt: skip
             await proxy.serve_http(app, host=host, port=port, ready=ready)
 
     _run(run)

@@ -10,8 +10,10 @@ session, a bad body).
 Clients authenticate as they do to the service: ``Authorization: Bearer <API key>`` from the
 keys file (``refusalkit service keys add NAME --scopes decide``). The key's name is the session's
 ``caller.agent`` unless ``--agent`` fixes one; a session answers only the key that opened it. The
-key is never sent upstream. An attestation token (compact JWS) for the pack's ``@attestation``
-stage rides in the ``Refusalkit-Attestation`` header of the ``initialize`` request.
+key is never sent upstream: the proxy's own bearer token for the upstream, if it needs one, comes
+from an environment variable (``--upstream-token-env``). An attestation token (compact JWS) for
+the pack's ``@attestation`` stage rides in the ``Refusalkit-Attestation`` header of the
+``initialize`` request.
 
 DNS rebinding is refused as MCP's transport requires: the ``Host`` header must name a loopback
 address or an ``--allowed-host`` (421 otherwise), and a browser's ``Origin`` must be one of them
@@ -31,6 +33,7 @@ from typing import Any
 from uuid import uuid4
 
 import anyio
+import httpx2
 import uvicorn
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.client.streamable_http import streamable_http_client
@@ -76,9 +79,13 @@ class ProxyApp:
         path: str = "/mcp",
         allowed_hosts: Sequence[str] = (),
         max_body_bytes: int = DEFAULT_MAX_REQUEST_BODY_SIZE,
+        upstream_token: str | None = None,
     ) -> None:
         self.gate = gate
         self.upstream = upstream
+        self._upstream_headers = (
+            {"Authorization": f"Bearer {upstream_token}"} if upstream_token else {}
+        )
         self.auth = Authenticator(keys)
         self.agent = agent
         self.path = path
@@ -198,7 +205,7 @@ class ProxyApp:
                 task_status.started()
                 idle = transport.idle_scope or anyio.CancelScope()
                 with idle:
-                    async with streamable_http_client(self.upstream) as (up_read, up_write):
+                    async with self._upstream_client() as (up_read, up_write):
                         await Bridge(self.gate, caller).run(
                             down_read, down_write, up_read, up_write
                         )
@@ -207,6 +214,16 @@ class ProxyApp:
         finally:
             self.gate.end_session(caller.session)
             await self._close(caller.session, transport)
+
+    @contextlib.asynccontextmanager
+    async def _upstream_client(self) -> AsyncIterator[tuple[Any, Any]]:
+        """One session's connection upstream, with the proxy's own credential (if any)."""
+        timeout = httpx2.Timeout(30.0, read=300.0)  # the SDK's defaults: SSE streams stay open
+        async with (
+            httpx2.AsyncClient(headers=self._upstream_headers, timeout=timeout) as http,
+            streamable_http_client(self.upstream, http_client=http) as streams,
+        ):
+            yield streams
 
     async def _close(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
         self._sessions.pop(session_id, None)
