@@ -24,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import ElicitResult
 
 from refusalkit.decide import mint_token, public_key_from_seed
-from refusalkit.journal import canonical_bytes
+from refusalkit.model import canonical_json
 from refusalkit.keyring import Keyring
 from refusalkit.server import KeyStore, Scope
 from support.mcp_helpers import (
@@ -109,7 +109,7 @@ def test_refusal_carries_the_journaled_decision(proxy: Proxy) -> None:
     decision = meta["decision"]
     assert decision["subject"]["agent"] == "tester"  # the key's name
     records = journal_records(str(proxy.journal), proxy.keyring)
-    assert canonical_bytes(records[meta["journal_index"]]) == canonical_bytes(decision)
+    assert canonical_json(records[meta["journal_index"]]) == canonical_json(decision)
     verify = subprocess.run(
         [REFUSALKIT, "journal", "verify", str(proxy.journal), "--keyring", str(proxy.keyring_path)],
         capture_output=True, text=True, check=False,

@@ -17,7 +17,7 @@ from mcp import Client
 from mcp.client.stdio import stdio_client
 
 from refusalkit.examples import example_path
-from refusalkit.journal import canonical_bytes
+from refusalkit.model import canonical_json
 from refusalkit.keyring import Keyring
 from support.mcp_helpers import REFUSALKIT, journal_records, refusal, text, wrap_params
 
@@ -84,7 +84,7 @@ def test_env_read_is_refused_with_the_journaled_decision(
     records = journal_records(str(journal), keyring)
     for result in (single, many):
         meta = refusal(result)
-        assert canonical_bytes(records[meta["journal_index"]]) == canonical_bytes(meta["decision"])
+        assert canonical_json(records[meta["journal_index"]]) == canonical_json(meta["decision"])
     assert str(root) not in str(records)  # paths are redaction tokens in the journal
     verify = subprocess.run(
         [REFUSALKIT, "journal", "verify", str(journal), "--keyring", str(keyring_path)],

@@ -18,7 +18,7 @@ from mcp import Client
 from mcp.client.stdio import stdio_client
 from mcp_types import ElicitResult
 
-from refusalkit.journal import canonical_bytes
+from refusalkit.model import canonical_json
 from refusalkit.keyring import Keyring
 from support.mcp_helpers import (
     REFUSALKIT,
@@ -76,7 +76,7 @@ def test_refusal_is_an_error_result_with_the_journaled_decision(
     assert "/work/.env" not in json.dumps(meta)  # the why-trail holds redaction tokens only
     assert result.structured_content == {"io.refusalkit/decision": meta}  # no output schema
     records = journal_records(str(journal), keyring)
-    assert canonical_bytes(records[meta["journal_index"]]) == canonical_bytes(decision)
+    assert canonical_json(records[meta["journal_index"]]) == canonical_json(decision)
     verify = subprocess.run(
         [REFUSALKIT, "journal", "verify", str(journal), "--keyring", str(keyring_path)],
         capture_output=True, text=True, check=False,

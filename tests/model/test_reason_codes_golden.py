@@ -1,4 +1,4 @@
-"""Golden test: reason codes version 1 are wire identifiers (DESIGN.md §1).
+"""Golden test: reason codes version 1 are wire identifiers (docs/design/decision.md).
 
 ``tests/vectors/reason-codes-v1.json`` pins each code's spelling, meaning, retryability and hint.
 This test fails if an existing code changes any of them; a new code needs a new version.

@@ -6,7 +6,6 @@ import re
 
 import pytest
 from hypothesis import given
-from support.decisions import decisions
 
 from refusalkit.model import (
     Action,
@@ -17,15 +16,14 @@ from refusalkit.model import (
     Subject,
     refusal_line,
 )
+from support.decisions import decisions
 
 LINE = re.compile(
     r"refused \((?P<code>[a-z-]+) by (?P<rule>[^\n]*), retryable: (?P<retry>yes|no)\): (?P<msg>.+)"
 )
 
 
-def _decision(
-    action: Action, code: ReasonCode | None, rule: str, message: str | None
-) -> Decision:
+def _decision(action: Action, code: ReasonCode | None, rule: str, message: str | None) -> Decision:
     return Decision(
         "d-1",
         action,

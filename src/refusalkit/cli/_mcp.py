@@ -16,7 +16,7 @@ import anyio
 import typer
 
 from refusalkit.cli._app import app
-from refusalkit.cli._common import KeyringOption, err_console, load_keyring
+from refusalkit.cli._common import KeyringOption, err_console, load_keyring, signer_state
 from refusalkit.decide import DecisionPoint, load_pack
 from refusalkit.errors import RefusalkitError, UsageError
 from refusalkit.model import uuid7
@@ -147,7 +147,7 @@ def wrap_command(
     async def run() -> None:
         async with proxy.open_gate(
             point, journal, ring, server_name=server_name, shadow=shadow,
-            timeout_s=timeout_ms / 1000.0,
+            timeout_s=timeout_ms / 1000.0, signer_state=signer_state(keyring),
         ) as gate:  # fmt: skip
             try:
                 await proxy.serve_stdio(gate, caller, command)
@@ -231,7 +231,7 @@ def proxy_command(
     async def run() -> None:
         async with proxy.open_gate(
             point, journal, ring, server_name=server_name, shadow=shadow,
-            timeout_s=timeout_ms / 1000.0,
+            timeout_s=timeout_ms / 1000.0, signer_state=signer_state(keyring),
         ) as gate:  # fmt: skip
             app = proxy.ProxyApp(
                 gate, upstream, keys=keys, agent=agent, allowed_hosts=allowed_host or (),

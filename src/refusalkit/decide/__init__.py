@@ -1,4 +1,5 @@
-"""The decision point: policy packs, the built-in engine, why-trails (DESIGN.md §1 and §2).
+"""The decision point: policy packs, the built-in engine, why-trails (docs/design/decision.md and
+docs/design/policy.md).
 
 >>> from refusalkit.decide import DecisionPoint, load_pack
 >>> from refusalkit.examples import example_path
@@ -14,8 +15,7 @@ from refusalkit.decide._attest import mint_token, public_key_from_seed
 from refusalkit.decide._cases import CaseResult, load_cases, run_cases
 from refusalkit.decide._engine import DecisionPoint
 from refusalkit.decide._explain import decide_lines, explain
-from refusalkit.decide._fast import canonical_bytes
-from refusalkit.decide._pack import Pack, load_pack, pack_digest
+from refusalkit.decide._pack import Pack, load_pack
 from refusalkit.decide._wire import DecisionEncoder
 
 __all__ = [
@@ -23,13 +23,11 @@ __all__ = [
     "DecisionEncoder",
     "DecisionPoint",
     "Pack",
-    "canonical_bytes",
     "decide_lines",
     "explain",
     "load_cases",
     "load_pack",
     "mint_token",
-    "pack_digest",
     "public_key_from_seed",
     "run_cases",
 ]

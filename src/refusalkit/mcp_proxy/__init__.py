@@ -13,22 +13,19 @@ The package is named ``mcp_proxy``, not ``mcp``, so that ``import mcp`` always m
 from __future__ import annotations
 
 from refusalkit.mcp_proxy._bridge import Bridge
-from refusalkit.mcp_proxy._gate import Appender, Caller, Gate, Verdict
+from refusalkit.mcp_proxy._gate import Caller, Gate, Verdict
 from refusalkit.mcp_proxy._http import ProxyApp, serve_http
-from refusalkit.mcp_proxy._result import META_KEY, REFUSAL_SCHEMA, refusal_meta, refusal_result
+from refusalkit.mcp_proxy._result import META_KEY, refusal_result
 from refusalkit.mcp_proxy._stdio import open_gate, serve_stdio
 
 __all__ = [
     "META_KEY",
-    "REFUSAL_SCHEMA",
-    "Appender",
     "Bridge",
     "Caller",
     "Gate",
     "ProxyApp",
     "Verdict",
     "open_gate",
-    "refusal_meta",
     "refusal_result",
     "serve_http",
     "serve_stdio",

@@ -21,7 +21,7 @@ from typing import Any, Protocol, TextIO, TypeVar
 import anyio
 
 import refusalkit
-from refusalkit.decide import DecisionEncoder, DecisionPoint, canonical_bytes
+from refusalkit.decide import DecisionEncoder, DecisionPoint
 from refusalkit.journal import Journal, decision_fields
 from refusalkit.keyring import Keyring
 from refusalkit.model import (
@@ -31,6 +31,7 @@ from refusalkit.model import (
     ReasonCode,
     Subject,
     WhyStep,
+    canonical_json,
     format_timestamp,
     now_utc,
     uuid7,
@@ -207,7 +208,7 @@ class Gate:
 
     def _digest(self, request: Any) -> str:
         try:
-            return self._redactor.digest(canonical_bytes(request))
+            return self._redactor.digest(canonical_json(request))
         except Exception:  # noqa: BLE001 (an unencodable request keeps the empty digest)
             return self._redactor.digest(b"")
 

@@ -13,6 +13,7 @@ import os
 import shutil
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import TextIO
 
 import anyio
@@ -42,13 +43,19 @@ async def open_gate(
     timeout_s: float = 5.0,
     report: TextIO | None = None,
     checkpoint_s: float = 60.0,
+    signer_state: Path | None = None,
 ) -> AsyncIterator[Gate]:
     """A gate over an open journal (group-committed appends on their own thread).
 
     A checkpoint is signed every ``checkpoint_s`` seconds when there are new entries, and once
-    more at the end, so ``journal verify`` and receipts cover the session's decisions.
+    more at the end, so ``journal verify`` and receipts cover the session's decisions. The
+    journal is checked against ``signer_state`` (the keyring's signer state, docs/design/
+    journal.md "Signer state") before any checkpoint is signed: a store rolled back, truncated
+    or rewritten gets no new signature.
     """
-    access = JournalAccess(journal, keyring, origin=None, max_group=_MAX_GROUP)
+    access = JournalAccess(
+        journal, keyring, origin=None, max_group=_MAX_GROUP, signer_state=signer_state
+    )
     await access.open()
     gate = Gate(
         point, access, keyring, server_name=server_name, shadow=shadow, timeout_s=timeout_s,

@@ -1,4 +1,4 @@
-"""Actions and the closed set of reason codes, version 1 (DESIGN.md §1).
+"""Actions and the closed set of reason codes, version 1 (docs/design/decision.md).
 
 The string values are wire identifiers: never change one; add a code only with a new
 ``REASON_CODES_VERSION``. ``tests/vectors/reason-codes-v1.json`` pins them.
@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["REASON_CODES_VERSION", "Action", "ReasonCode"]
+__all__ = ["REASON_CODES_VERSION", "TYPED_REFUSAL_PREFIX", "Action", "ReasonCode"]
 
 REASON_CODES_VERSION = 1
 
+TYPED_REFUSAL_PREFIX = "I cannot proceed \u2014 boundary violated: "
+"""How a typed refusal begins (docs/design/chat.md, Typed refusal): the chat loop writes it and
+the provenance ``typed-prefix`` judge reads it, so both take it from here."""
+
 
 class Action(enum.StrEnum):
-    """What the caller must do with the request (DESIGN.md §1)."""
+    """What the caller must do with the request (docs/design/decision.md)."""
 
     ALLOW = "allow"
     AUDIT = "audit"
@@ -28,7 +32,7 @@ class Action(enum.StrEnum):
 
 
 class ReasonCode(enum.StrEnum):
-    """Why a request was refused; a user can act on each (DESIGN.md §1, version 1)."""
+    """Why a request was refused; a user can act on each (docs/design/decision.md, version 1)."""
 
     POLICY_DENIED = "policy-denied"
     OUT_OF_SCOPE = "out-of-scope"
