@@ -62,9 +62,10 @@ def make_subject(agent: str | None, session: str | None) -> Subject:
     return subject  # type: ignore[no-any-return]
 
 
-def make_step(  # noqa: PLR0917 (mirrors WhyStep's positional fields)
+def make_step(
     rule: str,
     effect: str,
+    *,
     matched: bool,
     decisive: bool,
     field: str | None = None,
@@ -74,7 +75,8 @@ def make_step(  # noqa: PLR0917 (mirrors WhyStep's positional fields)
     missing: bool = False,
     detail: str | None = None,
 ) -> WhyStep:
-    """A ``WhyStep`` with the given fields (same result as ``WhyStep(...)``)."""
+    """A ``WhyStep`` with the given fields (same result as ``WhyStep(...)``); every field after
+    ``effect`` is named, so no bare boolean is passed by position."""
     step: Any = _new(WhyStep)
     _s_rule(step, rule)
     _s_effect(step, effect)
