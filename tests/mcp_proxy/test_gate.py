@@ -42,13 +42,18 @@ def test_request_mapping(keyring: Keyring) -> None:
     ("tool", "args"),
     [(None, {}), (["echo"], {}), ("echo", ["not", "an", "object"]), ("echo", "text")],
 )
-def test_malformed_calls_are_refused_unavailable(
+def test_malformed_calls_are_rejected_by_the_request_stage(
     tmp_path: Path, keyring: Keyring, tool: object, args: object
 ) -> None:
+    """A malformed call is the decision point's malformed request: deny + input-rejected by
+    @request, journaled (not the proxy's own failure, which is unavailable)."""
     [verdict] = _decide(tmp_path / "j.db", keyring, (tool, args))
     assert verdict.refused
+    assert verdict.journal_index is not None
+    assert verdict.decision.action.value == "deny"
     assert verdict.decision.reason_code is not None
-    assert verdict.decision.reason_code.value == "unavailable"
+    assert verdict.decision.reason_code.value == "input-rejected"
+    assert verdict.decision.matched_rule == "@request"
 
 
 Call = tuple[str, object]

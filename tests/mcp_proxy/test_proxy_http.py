@@ -24,8 +24,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import ElicitResult
 
 from refusalkit.decide import mint_token, public_key_from_seed
-from refusalkit.model import canonical_json
 from refusalkit.keyring import Keyring
+from refusalkit.model import canonical_json
 from refusalkit.server import KeyStore, Scope
 from support.mcp_helpers import (
     PACK,

@@ -17,8 +17,8 @@ from mcp import Client
 from mcp.client.stdio import stdio_client
 
 from refusalkit.examples import example_path
-from refusalkit.model import canonical_json
 from refusalkit.keyring import Keyring
+from refusalkit.model import canonical_json
 from support.mcp_helpers import REFUSALKIT, journal_records, refusal, text, wrap_params
 
 pytestmark = pytest.mark.timeout(120)

@@ -18,8 +18,8 @@ from mcp import Client
 from mcp.client.stdio import stdio_client
 from mcp_types import ElicitResult
 
-from refusalkit.model import canonical_json
 from refusalkit.keyring import Keyring
+from refusalkit.model import canonical_json
 from support.mcp_helpers import (
     REFUSALKIT,
     journal_records,

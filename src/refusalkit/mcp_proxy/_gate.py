@@ -133,11 +133,15 @@ class Gate:
         return self.point.pack.grants(agent, self.tool_id(tool))
 
     def request(self, tool: Any, arguments: Any, caller: Caller) -> dict[str, Any]:
-        """The decision request of a call (docs/design/mcp.md, Request mapping)."""
-        if not isinstance(tool, str):
-            raise TypeError("a tools/call without a string tool name")
+        """The decision request of a call (docs/design/mcp.md, Request mapping).
+
+        A call without a string name, or whose arguments are not an object, maps to a malformed
+        request as it is: the decision point decides it ``deny`` + ``input-rejected`` by
+        ``@request`` (docs/design/decision.md), and that decision is journaled like any other.
+        """
+        name = self.tool_id(tool) if isinstance(tool, str) else tool
         args = {} if arguments is None else arguments
-        return {"tool": self.tool_id(tool), "args": args, "caller": caller.to_dict()}
+        return {"tool": name, "args": args, "caller": caller.to_dict()}
 
     async def decide(self, tool: Any, arguments: Any, caller: Caller) -> Verdict:
         """Decide and journal one call. Never raises: a failure is a refusing verdict."""
