@@ -8,6 +8,7 @@ filtered, and notifications, progress, cancellation, resources and prompts pass 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from mcp import Client
 from mcp.client.stdio import stdio_client
 from mcp_types import ElicitResult
 
+from refusalkit.journal import open_journal
 from refusalkit.keyring import Keyring
 from refusalkit.model import canonical_json
 from support.mcp_helpers import (
@@ -272,3 +274,35 @@ def test_the_stateless_2026_protocol_through_wrap(tmp_path: Path, keyring_path: 
     assert refusal(env)["decision"]["matched_rule"] == "sensitive_path"
     assert refusal(rm)["decision"]["action"] == "block"
     assert refusal(echo)["decision"]["matched_rule"] == "destructive_shell"
+
+
+def test_wrap_signs_no_checkpoint_over_a_rolled_back_store(
+    tmp_path: Path, keyring: Keyring, keyring_path: Path
+) -> None:
+    """`mcp wrap` signs through the keyring's signer state (docs/design/journal.md, "Signer
+    state"): a store rolled back and grown again by a different decision gets no new signature."""
+    journal = tmp_path / "j.db"
+    saved = tmp_path / "saved"
+    saved.mkdir()
+
+    def session(path: str) -> None:
+        async def main() -> None:
+            async with _client(journal, keyring_path) as client:
+                await client.call_tool("read_file", {"path": path})
+
+        anyio.run(main)
+
+    def copy(src: Path, dst: Path) -> None:
+        for stale in dst.glob("j.db*"):
+            stale.unlink()
+        for f in src.glob("j.db*"):
+            shutil.copy2(f, dst / f.name)
+
+    session("/work/a.md")  # one entry, signed at size 1
+    copy(tmp_path, saved)
+    session("/work/b.md")  # signed at size 2: the signer remembers it
+    copy(saved, tmp_path)  # rolled back to size 1
+    session("/work/c.md")  # size 2 again, another tree
+    with open_journal(str(journal), keyring, create=False) as log:
+        assert log.size() == 2
+        assert len(log.checkpoints()) == 1  # only the pre-rollback checkpoint of size 1
