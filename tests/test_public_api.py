@@ -67,6 +67,10 @@ PUBLIC: dict[str, list[str]] = {
     "refusalkit.keyring": [
         "KEYRING_ENV", "KEYRING_SCHEMA", "Keyring", "default_keyring_path", "resolve_keyring",
     ],
+    "refusalkit.mcp_proxy": [
+        "Bridge", "Caller", "Gate", "META_KEY", "ProxyApp", "Verdict", "open_gate",
+        "refusal_result", "serve_http", "serve_stdio",
+    ],
     "refusalkit.model": [
         "Action", "DECISION_SCHEMA", "Decision", "EngineRef", "PolicyRef",
         "REASON_CODES_VERSION", "ReasonCode", "Request", "Subject", "TYPED_REFUSAL_PREFIX",
@@ -88,8 +92,9 @@ PUBLIC: dict[str, list[str]] = {
         "DECISION_SCHEMA_FILE", "PACK_SCHEMA_FILE", "SCHEMAS_DIR", "load_schema",
     ],
     "refusalkit.server": [
-        "ApiKey", "ErrorCode", "KeyStore", "Scope", "ServiceConfig", "app_from_environment",
-        "create_app", "parse_scopes", "serve",
+        "ApiError", "ApiKey", "Authenticator", "ErrorCode", "JournalAccess", "KeyStore", "Scope",
+        "ServiceConfig", "app_from_environment", "create_app", "error_response", "parse_scopes",
+        "serve",
     ],
     "refusalkit.witness": [
         "AddCheckpoint", "Answer", "Cosignature", "CosignerKey", "ProofSource",

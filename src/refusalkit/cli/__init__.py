@@ -1,7 +1,7 @@
 """The ``refusalkit`` command line: a thin layer over the library's parts.
 
 Verbs live in one module per part (``_decide``, ``_journal``, ``_chat``, ``_calibrate``,
-``_serve``); importing them registers them on ``app``.
+``_serve``, ``_mcp``); importing them registers them on ``app``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from refusalkit.cli import (  # noqa: F401 (each module registers its verbs)
     _example_token,
     _journal,
     _keys,
+    _mcp,
     _policy,
     _serve,
     _witness,

@@ -91,11 +91,19 @@ def open_signing_journal(
     this keyring signed, kept beside the keyring file (docs/design/journal.md, "Signer state"):
     a store rolled back, truncated or rewritten gets no new signature.
     """
-    from refusalkit.journal import open_journal, signer_state_dir  # noqa: PLC0415 (lazy)
+    from refusalkit.journal import open_journal  # noqa: PLC0415 (lazy)
 
-    state = signer_state_dir(keyring_file(keyring))
+    state = signer_state(keyring)
     with open_journal(store, ring, origin=origin, create=create, signer_state=state) as journal:
         yield journal
+
+
+def signer_state(keyring: Path | None) -> Path:
+    """The signer-state directory of the keyring file ``load_keyring`` reads, for a verb that
+    signs checkpoints over a journal it opens itself (docs/design/journal.md, "Signer state")."""
+    from refusalkit.journal import signer_state_dir  # noqa: PLC0415 (lazy)
+
+    return signer_state_dir(keyring_file(keyring))
 
 
 def _missing_extra(exc: ModuleNotFoundError) -> MissingExtraError | None:

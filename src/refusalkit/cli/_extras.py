@@ -34,15 +34,25 @@ def _normalise(name: str) -> str:
 
 
 def extra_for(module: str) -> str | None:
-    """The user-facing extra that installs top-level ``module``, or None when none does."""
+    """The user-facing extra that installs top-level ``module``, or None when none does.
+
+    When several extras bring it (``mcp`` includes ``server``, and the build flattens that into
+    ``server``'s own requirements), the narrowest one is named: the extra with the fewest
+    requirements, so ``fastapi`` is the ``server`` extra's.
+    """
     top = module.partition(".")[0]
     wanted = _normalise(_DISTRIBUTION_OF.get(top, top))
     try:
         requirements = importlib.metadata.metadata("refusalkit").get_all("Requires-Dist") or []
     except importlib.metadata.PackageNotFoundError:
         return None
+    sizes: dict[str, int] = {}
+    bringing: set[str] = set()
     for requirement in requirements:
         match = _REQUIREMENT.match(requirement)
-        if match and match.group(2) not in _NOT_SUGGESTED and _normalise(match.group(1)) == wanted:
-            return match.group(2)
-    return None
+        if match is None or match.group(2) in _NOT_SUGGESTED:
+            continue
+        sizes[match.group(2)] = sizes.get(match.group(2), 0) + 1
+        if _normalise(match.group(1)) == wanted:
+            bringing.add(match.group(2))
+    return min(bringing, key=lambda extra: (sizes[extra], extra)) if bringing else None

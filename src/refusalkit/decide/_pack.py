@@ -92,6 +92,19 @@ class Pack:
         out.extend(["rules", "@default"])
         return out
 
+    def grants(self, agent: str | None, tool: str) -> bool:
+        """Whether the ``@scope`` stage lets ``agent`` call ``tool`` (docs/design/policy.md).
+
+        True for every tool when the pack declares no capabilities; false for an agent it does
+        not name. A tool this says no to is refused ``out-of-scope`` whatever its arguments, so
+        an MCP proxy need not offer it at all (docs/design/mcp.md).
+        """
+        caps = self.compiled.capabilities
+        if caps is None:
+            return True
+        grants = caps.get(agent) if agent is not None else None
+        return any(pred(tool) for _, pred in grants or ())
+
 
 def load_pack(path: str | Path) -> Pack:
     """Load a pack from a YAML or JSON file; errors name the file, line and key."""

@@ -1,0 +1,32 @@
+"""MCP enforcement: refusalkit between any MCP client and any MCP server (docs/mcp.md).
+
+``refusalkit mcp wrap`` (stdio) and ``refusalkit mcp proxy`` (Streamable HTTP) decide every
+``tools/call`` with the pack's ``DecisionPoint``, journal the decision before the call is
+forwarded or refused, answer a refusal with an ``isError`` ``CallToolResult`` whose text is the
+refusal line, and pass everything else through unchanged. The contract (request mapping,
+refusal line, ``_meta`` key) is docs/design/mcp.md.
+
+The package is named ``mcp_proxy``, not ``mcp``, so that ``import mcp`` always means the SDK
+(PyPI ``mcp``, the ``refusalkit[mcp]`` extra), for readers and type checkers alike.
+"""
+
+from __future__ import annotations
+
+from refusalkit.mcp_proxy._bridge import Bridge
+from refusalkit.mcp_proxy._gate import Caller, Gate, Verdict
+from refusalkit.mcp_proxy._http import ProxyApp, serve_http
+from refusalkit.mcp_proxy._result import META_KEY, refusal_result
+from refusalkit.mcp_proxy._stdio import open_gate, serve_stdio
+
+__all__ = [
+    "META_KEY",
+    "Bridge",
+    "Caller",
+    "Gate",
+    "ProxyApp",
+    "Verdict",
+    "open_gate",
+    "refusal_result",
+    "serve_http",
+    "serve_stdio",
+]

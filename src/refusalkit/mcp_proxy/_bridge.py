@@ -1,0 +1,222 @@
+"""The bridge: JSON-RPC messages between an MCP client and a server, through the gate.
+
+Message level, not session level: the bridge reads the SDK transports' ``SessionMessage``s on
+both sides and passes every message through unchanged (resources, prompts, pings, notifications,
+progress, cancellation, sampling and elicitation requests from the server, and whatever a later
+protocol revision adds) except two (docs/design/mcp.md):
+
+- ``tools/call``: decided and journaled by the gate first; forwarded when allowed, answered by
+  the proxy with an ``isError`` ``CallToolResult`` when refused. Each call is decided in its own
+  task, so a slow journal holds up no other message; a ``notifications/cancelled`` for a call
+  still being decided makes the proxy drop it (never forwarded, never answered, as MCP's
+  cancellation allows).
+- the answer to ``tools/list``: tools the agent's capabilities do not grant are removed, and
+  which tools declare an output schema is remembered (a refusal of one carries no
+  ``structuredContent``).
+- any answer carrying ``io.refusalkit/decision`` in ``_meta`` or ``structuredContent``: the key
+  is removed, so a hostile server cannot forge a refusal (or an allow) in refusalkit's name.
+
+On Streamable HTTP the downstream transport routes a message to the POST stream of the request
+it belongs to by ``related_request_id``: the bridge sets it for progress notifications (by the
+request's ``progressToken``); other server-initiated messages go to the session's GET stream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+import anyio
+from anyio.abc import TaskGroup
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
+from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, RequestId
+
+from refusalkit.mcp_proxy._gate import Caller, Gate
+from refusalkit.mcp_proxy._result import META_KEY, refusal_result
+
+__all__ = ["Bridge", "Receiver", "Sender"]
+
+log = logging.getLogger("refusalkit.mcp")
+
+# How a transport says its peer went away: the end of the session, not an error.
+_CLOSED = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
+
+
+class Receiver(Protocol):
+    """A transport's read side: ``SessionMessage``s, or an ``Exception`` for a bad frame."""
+
+    def __aiter__(self) -> AsyncIterator[SessionMessage | Exception]: ...
+
+
+class Sender(Protocol):
+    """A transport's write side."""
+
+    async def send(self, item: SessionMessage, /) -> None: ...
+
+
+class Bridge:
+    """One MCP session between a client (downstream) and a server (upstream)."""
+
+    def __init__(self, gate: Gate, caller: Caller) -> None:
+        self.gate = gate
+        self.caller = caller
+        self._list_ids: set[RequestId] = set()
+        self._deciding: set[RequestId] = set()
+        self._dropped: set[RequestId] = set()
+        self._progress: dict[str | int, RequestId] = {}
+        self._token_of: dict[RequestId, str | int] = {}
+        self._output_schema: dict[str, bool] = {}
+
+    async def run(
+        self, down_read: Receiver, down_write: Sender, up_read: Receiver, up_write: Sender
+    ) -> None:
+        """Pump both directions until either side closes."""
+        async with anyio.create_task_group() as tg:
+
+            async def downstream() -> None:
+                with contextlib.suppress(*_CLOSED):
+                    await self._from_client(down_read, down_write, up_write, tg)
+                tg.cancel_scope.cancel()
+
+            async def upstream() -> None:
+                with contextlib.suppress(*_CLOSED):
+                    await self._from_server(up_read, down_write)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(downstream)
+            tg.start_soon(upstream)
+
+    # -- client to server ---------------------------------------------------------------------
+
+    async def _from_client(
+        self, read: Receiver, down_write: Sender, up_write: Sender, tg: TaskGroup
+    ) -> None:
+        async for item in read:
+            if isinstance(item, Exception):
+                log.warning("dropped a malformed message from the client: %s", item)
+                continue
+            message = item.message
+            if isinstance(message, JSONRPCRequest):
+                if message.method == "tools/call":
+                    self._deciding.add(message.id)
+                    tg.start_soon(self._call, message, down_write, up_write)
+                    continue
+                self._note_request(message)
+            elif isinstance(message, JSONRPCNotification) and self._cancels_pending(message):
+                continue
+            await up_write.send(SessionMessage(message))
+
+    def _note_request(self, message: JSONRPCRequest) -> None:
+        if message.method == "tools/list":
+            self._list_ids.add(message.id)
+        self._track_progress(message.id, message.params)
+
+    def _track_progress(self, request_id: RequestId, params: dict[str, Any] | None) -> None:
+        token = _progress_token(params)
+        if token is not None:
+            self._progress[token] = request_id
+            self._token_of[request_id] = token
+
+    def _cancels_pending(self, message: JSONRPCNotification) -> bool:
+        """A cancellation of a call still being decided: drop the call, swallow the notice."""
+        if message.method != "notifications/cancelled" or not message.params:
+            return False
+        request_id = message.params.get("requestId")
+        if request_id is None or request_id not in self._deciding:
+            return False
+        self._dropped.add(request_id)
+        return True
+
+    async def _call(self, message: JSONRPCRequest, down_write: Sender, up_write: Sender) -> None:
+        with contextlib.suppress(*_CLOSED):  # a side went away: the session is ending
+            await self._decide_and_pass(message, down_write, up_write)
+
+    async def _decide_and_pass(
+        self, message: JSONRPCRequest, down_write: Sender, up_write: Sender
+    ) -> None:
+        params = message.params or {}
+        tool = params.get("name")
+        verdict = await self.gate.decide(tool, params.get("arguments"), self.caller)
+        self._deciding.discard(message.id)
+        if message.id in self._dropped:
+            self._dropped.discard(message.id)
+            return
+        if not verdict.refused:
+            self._track_progress(message.id, params)
+            await up_write.send(SessionMessage(message))
+            return
+        structured = isinstance(tool, str) and self._output_schema.get(tool) is False
+        result = refusal_result(verdict, structured=structured)
+        answer = JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
+        await down_write.send(SessionMessage(answer))
+
+    # -- server to client ---------------------------------------------------------------------
+
+    async def _from_server(self, read: Receiver, down_write: Sender) -> None:
+        async for item in read:
+            if isinstance(item, Exception):
+                log.warning("dropped a malformed message from the server: %s", item)
+                continue
+            message = item.message
+            related: RequestId | None = None
+            if isinstance(message, JSONRPCResponse):
+                message = self._answer(message)
+            elif isinstance(message, JSONRPCNotification):
+                related = self._related(message)
+            if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
+                token = self._token_of.pop(message.id, None)
+                if token is not None:
+                    self._progress.pop(token, None)
+            metadata = ServerMessageMetadata(related_request_id=related) if related else None
+            await down_write.send(SessionMessage(message, metadata=metadata))
+
+    def _answer(self, message: JSONRPCResponse) -> JSONRPCResponse:
+        """A server's answer as the client gets it: ``tools/list`` filtered, and no forged
+        refusal (only the proxy may put ``io.refusalkit/decision`` in a result)."""
+        if message.id in self._list_ids:
+            self._list_ids.discard(message.id)
+            message = self._filtered(message)
+        result = message.result
+        meta, structured = result.get("_meta"), result.get("structuredContent")
+        if not (_carries_key(meta) or _carries_key(structured)):
+            return message
+        cleaned = dict(result)
+        for field in ("_meta", "structuredContent"):
+            if _carries_key(cleaned.get(field)):
+                cleaned[field] = {k: v for k, v in cleaned[field].items() if k != META_KEY}
+        log.warning("removed a forged %s from the server's answer to %s", META_KEY, message.id)
+        return JSONRPCResponse(jsonrpc="2.0", id=message.id, result=cleaned)
+
+    def _related(self, message: JSONRPCNotification) -> RequestId | None:
+        if message.method != "notifications/progress" or not message.params:
+            return None
+        token = message.params.get("progressToken")
+        return self._progress.get(token) if isinstance(token, str | int) else None
+
+    def _filtered(self, message: JSONRPCResponse) -> JSONRPCResponse:
+        """The ``tools/list`` answer without the tools the agent may not call."""
+        tools = message.result.get("tools")
+        if not isinstance(tools, list):
+            return message
+        kept: list[Any] = []
+        for tool in tools:
+            name = tool.get("name") if isinstance(tool, dict) else None
+            if not isinstance(name, str) or not self.gate.offers(name, self.caller.agent):
+                continue
+            self._output_schema[name] = tool.get("outputSchema") is not None
+            kept.append(tool)
+        return JSONRPCResponse(
+            jsonrpc="2.0", id=message.id, result={**message.result, "tools": kept}
+        )
+
+
+def _carries_key(value: Any) -> bool:
+    return isinstance(value, dict) and META_KEY in value
+
+
+def _progress_token(params: dict[str, Any] | None) -> str | int | None:
+    meta = params.get("_meta") if params else None
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if isinstance(token, str | int) else None

@@ -1,0 +1,258 @@
+"""The gate: one MCP ``tools/call`` in, one journaled decision out (docs/design/mcp.md).
+
+A call becomes a request ``{"tool": "<server>.<tool>", "args": ..., "caller": {...}}``, is decided
+by the pack's ``DecisionPoint`` and appended to the journal before the proxy forwards or refuses
+it. Any failure on this path (the journal cannot take the decision, the deadline passes, a bug)
+gives ``deny`` + ``unavailable``: the call is never passed through on an error.
+
+A ``block`` decision blocks the MCP session: every later call in it is refused by the same rule,
+each refusal decided (a one-step why-trail naming the blocking decision) and journaled.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, TextIO, TypeVar
+
+import anyio
+
+import refusalkit
+from refusalkit.decide import DecisionEncoder, DecisionPoint
+from refusalkit.journal import Journal, decision_fields
+from refusalkit.keyring import Keyring
+from refusalkit.model import (
+    Action,
+    Decision,
+    EngineRef,
+    ReasonCode,
+    Subject,
+    WhyStep,
+    canonical_json,
+    format_timestamp,
+    now_utc,
+    uuid7,
+)
+
+__all__ = ["Appender", "Caller", "Gate", "Verdict"]
+
+T = TypeVar("T")
+log = logging.getLogger("refusalkit.mcp")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+_UNAVAILABLE_MESSAGE = "The decision could not be rendered or journaled; the call was not made."
+_SHADOW_TEST = "shadow mode: decided and journaled, not enforced (the call was forwarded)"
+
+
+class Appender(Protocol):
+    """Where decisions go: group-committed journal appends (the service's ``JournalAccess``)."""
+
+    async def append(self, records: list[tuple[bytes, tuple[str | None, ...]]]) -> list[int]:
+        """Append encoded records; their indices once durable."""
+        ...
+
+    async def write(self, fn: Callable[[Journal], T]) -> T:
+        """Run ``fn`` on the writer's connection (checkpoint signing)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who calls, as the request's ``caller`` names it (docs/design/mcp.md, Request mapping)."""
+
+    agent: str | None
+    session: str
+    token: str | None = None
+
+    def to_dict(self) -> dict[str, str]:
+        """The request's ``caller`` object; absent members are left out, not null."""
+        out = {"session": self.session}
+        if self.agent is not None:
+            out["agent"] = self.agent
+        if self.token is not None:
+            out["token"] = self.token
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A journaled decision on one call, and whether the proxy refuses the call."""
+
+    decision: Decision
+    journal_index: int | None
+    refused: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    decision: Decision
+    journal_index: int | None
+
+
+class Gate:
+    """Decides and journals ``tools/call`` requests for one proxy (every session it serves).
+
+    ``shadow`` forwards every call that could be decided and journaled, and marks each decision
+    with a non-decisive ``@shadow`` step so the journal says it was not enforced.
+    """
+
+    def __init__(
+        self,
+        point: DecisionPoint,
+        journal: Appender,
+        keyring: Keyring,
+        *,
+        server_name: str,
+        shadow: bool = False,
+        timeout_s: float = 5.0,
+        report: TextIO | None = None,
+    ) -> None:
+        self.point = point
+        self.server_name = server_name
+        self.shadow = shadow
+        self._journal = journal
+        self._redactor = keyring.redactor()
+        self._encoder = DecisionEncoder()
+        self._timeout_s = timeout_s
+        self._blocked: dict[str, _Block] = {}
+        self._report = report if report is not None else sys.stderr
+        self.would_refuse = 0
+        self._engine = EngineRef("refusalkit", refusalkit.__version__)
+        self._appended = 0
+        self._checkpointed = 0
+
+    def tool_id(self, tool: str) -> str:
+        """The request's tool: ``<server-name>.<tool>``."""
+        return f"{self.server_name}.{tool}"
+
+    def offers(self, tool: str, agent: str | None) -> bool:
+        """Whether ``tools/list`` shows ``tool`` to ``agent`` (the pack's capabilities grant it)."""
+        return self.point.pack.grants(agent, self.tool_id(tool))
+
+    def request(self, tool: Any, arguments: Any, caller: Caller) -> dict[str, Any]:
+        """The decision request of a call (docs/design/mcp.md, Request mapping).
+
+        A call without a string name, or whose arguments are not an object, maps to a malformed
+        request as it is: the decision point decides it ``deny`` + ``input-rejected`` by
+        ``@request`` (docs/design/decision.md), and that decision is journaled like any other.
+        """
+        name = self.tool_id(tool) if isinstance(tool, str) else tool
+        args = {} if arguments is None else arguments
+        return {"tool": name, "args": args, "caller": caller.to_dict()}
+
+    async def decide(self, tool: Any, arguments: Any, caller: Caller) -> Verdict:
+        """Decide and journal one call. Never raises: a failure is a refusing verdict."""
+        request: Any = None
+        try:
+            request = self.request(tool, arguments, caller)
+            with anyio.fail_after(self._timeout_s):
+                return await self._decide(request, caller)
+        except Exception as exc:  # noqa: BLE001 (fail closed: any error refuses the call)
+            problem = self._problem(exc)
+            return Verdict(self._unavailable(request, caller, problem), None, refused=True)
+
+    def _problem(self, exc: Exception) -> str:
+        """What the refusal says went wrong: the kind of failure only. The message may name the
+        store (a URL with a password) and the model reads the refusal; stderr gets it whole."""
+        log.warning("a tools/call failed closed: %s: %s", type(exc).__name__, exc)
+        if isinstance(exc, TimeoutError):
+            return f"no journaled decision within {self._timeout_s * 1000:g} ms"
+        return f"the decision path failed ({type(exc).__name__})"
+
+    async def _decide(self, request: Mapping[str, Any], caller: Caller) -> Verdict:
+        block = self._blocked.get(caller.session)
+        if block is not None:
+            decision = self._still_blocked(request, caller, block)
+        else:
+            decision = self.point.decide(request)
+        if self.shadow:
+            decision = _shadowed(decision)
+        elif decision.action is Action.BLOCK and block is None:
+            self._blocked[caller.session] = _Block(decision, None)  # before journaling: fail closed
+        entry = (self._encoder.encode(decision), decision_fields(decision))
+        [index] = await self._journal.append([entry])
+        self._appended += 1
+        if decision.action is Action.BLOCK and block is None and not self.shadow:
+            self._blocked[caller.session] = _Block(decision, index)
+        refused = decision.action.refuses and not self.shadow
+        if self.shadow and decision.action.refuses:
+            self._tell_shadow(request, decision, index)
+        return Verdict(decision, index, refused=refused)
+
+    def end_session(self, session: str) -> None:
+        """Forget a session that ended (its block, if any: the id is never reused)."""
+        self._blocked.pop(session, None)
+
+    async def checkpoint(self) -> None:
+        """Sign a checkpoint over what this gate appended, if anything is new (best effort: a
+        failure leaves the entries durable, covered by the next checkpoint)."""
+        if self._appended == self._checkpointed:
+            return
+        appended = self._appended
+        try:
+            await self._journal.write(lambda journal: journal.checkpoint())
+        except Exception as exc:  # noqa: BLE001 (the decisions are durable without it)
+            print(f"refusalkit: no checkpoint signed: {exc}", file=self._report, flush=True)
+            return
+        self._checkpointed = appended
+
+    def _tell_shadow(self, request: Mapping[str, Any], decision: Decision, index: int) -> None:
+        self.would_refuse += 1
+        code = decision.reason_code.value if decision.reason_code else "-"
+        tool = _printable(request["tool"])
+        print(
+            f"refusalkit shadow: would {decision.action.value} {tool} ({code} by "
+            f"{decision.matched_rule}), journal index {index}; forwarded",
+            file=self._report,
+            flush=True,
+        )
+
+    def _digest(self, request: Any) -> str:
+        try:
+            return self._redactor.digest(canonical_json(request))
+        except Exception:  # noqa: BLE001 (an unencodable request keeps the empty digest)
+            return self._redactor.digest(b"")
+
+    def _still_blocked(self, request: Any, caller: Caller, block: _Block) -> Decision:
+        first = block.decision
+        where = "" if block.journal_index is None else f" at journal index {block.journal_index}"
+        step = WhyStep(
+            first.matched_rule,
+            "block",
+            matched=True,
+            decisive=True,
+            test=f"the session was blocked by decision {first.decision_id}{where}",
+        )
+        return Decision(
+            uuid7(), Action.BLOCK, first.reason_code, first.matched_rule, first.message,
+            (step,), first.policy, self._engine, Subject(caller.agent, caller.session),
+            self._digest(request), format_timestamp(now_utc()),
+        )  # fmt: skip
+
+    def _unavailable(self, request: Any, caller: Caller, problem: str) -> Decision:
+        step = WhyStep(
+            "@unavailable", "deny", matched=True, decisive=True,
+            test="the decision path answered", detail=problem,
+        )  # fmt: skip
+        return Decision(
+            uuid7(), Action.DENY, ReasonCode.UNAVAILABLE, "@unavailable",
+            _UNAVAILABLE_MESSAGE, (step,), self.point.pack.ref, self._engine,
+            Subject(caller.agent, caller.session), self._digest(request),
+            format_timestamp(now_utc()),
+        )  # fmt: skip
+
+
+def _printable(text: str) -> str:
+    """``text`` for a log line: control characters escaped, so a tool name chosen by the client
+    cannot forge lines (or terminal escapes) in the operator's log."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def _shadowed(decision: Decision) -> Decision:
+    """The decision with a non-decisive ``@shadow`` step: journaled as not enforced."""
+    effect = decision.action.value
+    step = WhyStep("@shadow", effect, matched=True, decisive=False, test=_SHADOW_TEST)
+    return replace(decision, why_trail=(*decision.why_trail, step))

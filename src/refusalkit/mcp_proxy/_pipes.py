@@ -1,0 +1,110 @@
+"""The client side of ``mcp wrap``: MCP's stdio framing on the event loop, without threads.
+
+The SDK's ``stdio_server`` reads and writes the standard streams through a worker thread per
+line (``anyio.wrap_file``), which costs a thread hand-off per message each way. An MCP client
+starts the wrapper with pipes for stdin and stdout, so here they are read and written as
+non-blocking pipes on the asyncio loop instead. The framing is the same (MCP stdio transport:
+one JSON-RPC message per line, UTF-8) and the messages are the SDK's own types, parsed and
+serialised as the SDK does. When stdin or stdout is not a pipe or socket (a terminal, a file),
+or the loop is not asyncio, the SDK's ``stdio_server`` is used.
+
+As in the SDK, fd 0 and fd 1 are diverted (to ``/dev/null`` and to stderr, for the rest of the
+process: the wrapper ends with its session), so a stray ``print`` cannot corrupt the wire; the
+wire is served from private duplicates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp_types import jsonrpc_message_adapter
+
+from refusalkit.mcp_proxy._bridge import Receiver, Sender
+
+__all__ = ["client_stdio"]
+
+_LINE_LIMIT = 64 * 1024 * 1024  # the longest message accepted from the client
+
+
+def _is_pipe(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:  # another event loop (trio): the SDK's transport serves
+        return None
+
+
+class _PipeReceiver:
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    async def __aiter__(self) -> AsyncIterator[SessionMessage | Exception]:
+        while True:
+            try:
+                line = await self._reader.readline()
+            except ValueError as exc:  # a line over the limit: the stream cannot be resynced
+                yield exc
+                return
+            if not line:
+                return
+            if not line.strip():
+                continue
+            try:
+                yield SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
+            except Exception as exc:  # noqa: BLE001 (reported to the bridge, as the SDK does)
+                yield exc
+
+
+class _PipeSender:
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def send(self, item: SessionMessage, /) -> None:
+        data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+        try:
+            self._writer.write(data.encode("utf-8") + b"\n")
+            await self._writer.drain()
+        except (BrokenPipeError, ConnectionResetError) as exc:  # the client went away
+            raise anyio.BrokenResourceError from exc
+
+
+@asynccontextmanager
+async def client_stdio() -> AsyncIterator[tuple[Receiver, Sender]]:
+    """Serve MCP's stdio transport on this process's stdin and stdout."""
+    loop = _asyncio_loop()
+    if loop is None or not (_is_pipe(0) and _is_pipe(1)):
+        async with stdio_server() as (read, write):
+            yield read, write
+        return
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    reader = asyncio.StreamReader(limit=_LINE_LIMIT)
+    in_transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
+    )
+    out_transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0)
+    )
+    writer = asyncio.StreamWriter(out_transport, protocol, None, loop)
+    try:
+        yield _PipeReceiver(reader), _PipeSender(writer)
+    finally:
+        in_transport.close()
+        out_transport.close()
