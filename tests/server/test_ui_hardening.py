@@ -47,7 +47,8 @@ def login(client: TestClient, key: str, **headers: str) -> object:
     "headers",
     [{"Origin": "https://evil.example"}, {"Origin": "null"},
      {"Origin": "http://testserver.evil.example"}, {"Sec-Fetch-Site": "cross-site"},
-     {"Sec-Fetch-Site": "same-site"}],
+     {"Sec-Fetch-Site": "same-site"}, {"Origin": "null", "Sec-Fetch-Site": "cross-site"},
+     {"Origin": "https://evil.example", "Sec-Fetch-Site": "same-origin"}],
 )  # fmt: skip
 def test_a_cross_site_login_post_is_refused(
     client: TestClient, dep: Deployment, headers: dict[str, str]
@@ -59,7 +60,14 @@ def test_a_cross_site_login_post_is_refused(
 
 
 @pytest.mark.parametrize(
-    "headers", [{"Origin": "http://testserver"}, {"Sec-Fetch-Site": "same-origin"}, {}]
+    "headers",
+    [
+        {"Origin": "http://testserver"},
+        {"Sec-Fetch-Site": "same-origin"},
+        {},
+        # What Chromium sends for a same-origin form post under a no-referrer policy.
+        {"Origin": "null", "Sec-Fetch-Site": "same-origin"},
+    ],
 )
 def test_a_same_site_login_post_is_accepted(
     client: TestClient, dep: Deployment, headers: dict[str, str]

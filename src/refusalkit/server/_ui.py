@@ -59,7 +59,7 @@ def _page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
         headers={
             "Content-Security-Policy": _CSP,
             "X-Content-Type-Options": "nosniff",
-            "Referrer-Policy": "no-referrer",
+            "Referrer-Policy": "same-origin",
             "Cache-Control": "no-store",
         },
     )
@@ -86,12 +86,20 @@ def _session_key(keys: tuple[ApiKey, ...], name: str, key_hash: str) -> ApiKey |
 
 
 def _same_site(request: Request) -> bool:
-    """Whether a post comes from this site's own pages (or from no browser page at all)."""
+    """Whether a post comes from this site's own pages (or from no browser page at all).
+
+    A browser's ``Origin`` is compared with ``Host``. An ``Origin`` of ``null`` (a sandboxed or
+    privacy-restricted page; Fetch §3.2.5) proves nothing either way, so only the browser's
+    ``Sec-Fetch-Site: same-origin`` vouches for such a post; a client that sends neither header
+    is no browser page, so no other site can have made it post.
+    """
     origin = request.headers.get("origin")
-    if origin is not None:
-        host = request.headers.get("host", "")
-        return origin != "null" and origin.split("://", 1)[-1] == host
     fetch_site = request.headers.get("sec-fetch-site")
+    if origin is not None and origin != "null":
+        host = request.headers.get("host", "")
+        return origin.split("://", 1)[-1] == host
+    if origin == "null":
+        return fetch_site == "same-origin"
     return fetch_site in (None, "same-origin", "none")
 
 
