@@ -37,7 +37,7 @@ from refusalkit.errors import KeyringError, UsageError
 from refusalkit.examples import example_path
 from refusalkit.journal import Journal, open_journal
 from refusalkit.keyring import Keyring
-from refusalkit.model import Decision, ReasonCode
+from refusalkit.model import REASON_CODES_VERSION, Decision, ReasonCode
 
 __all__ = ["app", "demo_decisions"]
 
@@ -244,16 +244,16 @@ def policy_test(
 def codes_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
 ) -> None:
-    """The reason codes (version 1): meaning, retryability, what the caller should do."""
+    """The reason codes (registry version 2): meaning, retryability, what the caller should do."""
     rows = [
         {"code": c.value, "meaning": c.meaning, "retryable": c.retryable, "retry": c.retry,
-         "hint": c.hint}
+         "hint": c.hint, "since": c.since}
         for c in ReasonCode
     ]  # fmt: skip
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
-    table = Table(title="reason codes, version 1", title_justify="left")
+    table = Table(title=f"reason codes, version {REASON_CODES_VERSION}", title_justify="left")
     for column in ("code", "meaning", "retryable", "what the caller should do"):
         table.add_column(column)
     for code in ReasonCode:

@@ -15,7 +15,6 @@ from typing import Any
 
 from refusalkit.model import (
     DECISION_SCHEMA,
-    REASON_CODES_VERSION,
     Action,
     Decision,
     EngineRef,
@@ -115,6 +114,6 @@ def make_decision(  # noqa: PLR0917 (mirrors Decision's positional fields)
     _d_subject(out, subject)
     _d_digest(out, request_digest)
     _d_at(out, decided_at)
-    _d_version(out, REASON_CODES_VERSION)
+    _d_version(out, 1)  # the engine's codes are all version 1 codes (ReasonCode.since)
     _d_schema(out, DECISION_SCHEMA)
     return out  # type: ignore[no-any-return]
