@@ -14,14 +14,17 @@ from refusalkit.decide._attest import mint_token, public_key_from_seed
 from refusalkit.decide._cases import CaseResult, load_cases, run_cases
 from refusalkit.decide._engine import DecisionPoint
 from refusalkit.decide._explain import decide_lines, explain
-from refusalkit.decide._fast import canonical_bytes
+from refusalkit.decide._fast import FastMac, canonical_bytes, stamp
 from refusalkit.decide._pack import Pack, load_pack, pack_digest
+from refusalkit.decide._source import Lines, parse_pack_text, read_pack_source
 from refusalkit.decide._wire import DecisionEncoder
 
 __all__ = [
     "CaseResult",
     "DecisionEncoder",
     "DecisionPoint",
+    "FastMac",
+    "Lines",
     "Pack",
     "canonical_bytes",
     "decide_lines",
@@ -30,6 +33,9 @@ __all__ = [
     "load_pack",
     "mint_token",
     "pack_digest",
+    "parse_pack_text",
     "public_key_from_seed",
+    "read_pack_source",
     "run_cases",
+    "stamp",
 ]

@@ -1,0 +1,23 @@
+"""External policy engines behind refusalkit's decision contract (docs/engines.md).
+
+Each adapter asks its engine and returns a full ``refusalkit.decision/v1`` record: the engine's
+name and version, a digest of the policy source, a why-trail with redacted values, and
+``deny`` + ``unavailable`` whenever the engine gives no clean verdict (fail closed).
+"""
+
+from __future__ import annotations
+
+from refusalkit.engines._adapter import Adapter
+from refusalkit.engines._cedar import CEDAR_DEFAULT_MAPPING, CedarAdapter
+from refusalkit.engines._mapping import EngineMapping, EntitySpec, load_mapping
+from refusalkit.engines._record import source_digest
+
+__all__ = [
+    "CEDAR_DEFAULT_MAPPING",
+    "Adapter",
+    "CedarAdapter",
+    "EngineMapping",
+    "EntitySpec",
+    "load_mapping",
+    "source_digest",
+]

@@ -1,0 +1,181 @@
+# ruff: noqa: FBT003 (WhyStep's booleans are positional, as in the decide package)
+"""Turning an engine's answer into a ``refusalkit.decision/v1`` record (docs/design/engines.md).
+
+A ``Recorder`` holds what every decision of one adapter shares (the engine, the policy, the
+redaction key, the mapping) and makes steps, decisions and fail-closed decisions. Values taken
+from the request appear in steps only as keyed redaction tokens (docs/design/decision.md,
+Redaction), unless the mapping reveals their path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any, NamedTuple
+
+from refusalkit.decide import FastMac, canonical_bytes, stamp
+from refusalkit.engines._mapping import MISSING, EngineMapping, lookup, parse_path
+from refusalkit.keyring import Keyring
+from refusalkit.model import (
+    Action,
+    Decision,
+    EngineRef,
+    PolicyRef,
+    ReasonCode,
+    Subject,
+    WhyStep,
+)
+from refusalkit.redact import value_text
+
+__all__ = ["Outcome", "Recorder", "source_digest"]
+
+log = logging.getLogger("refusalkit.engines")
+
+UNAVAILABLE_MESSAGE = "No clean verdict could be rendered, so the request was refused; retry later."
+DEFAULT_MESSAGE = "No rule allows this request."
+
+
+class Outcome(NamedTuple):
+    """An engine's answer in refusalkit's terms, before it becomes a record."""
+
+    action: Action
+    reason_code: ReasonCode | None
+    matched_rule: str
+    message: str | None
+    steps: tuple[WhyStep, ...]
+
+
+def source_digest(parts: Iterable[tuple[str, bytes]]) -> str:
+    """``sha256:`` over named sources: each ``name NUL sha256(content) LF``, sorted by name.
+
+    One file is digested the same way, so a policy's digest changes exactly when a file's name
+    or content does (docs/design/engines.md, Policy digests).
+    """
+    outer = hashlib.sha256()
+    for name, content in sorted(parts):
+        outer.update(name.encode("utf-8") + b"\x00" + hashlib.sha256(content).digest() + b"\n")
+    return "sha256:" + outer.hexdigest()
+
+
+class Recorder:
+    """Makes the records of one adapter: steps with redacted values, decisions, failures."""
+
+    __slots__ = ("_mac", "engine", "mapping", "policy")
+
+    def __init__(
+        self, keyring: Keyring, engine: EngineRef, policy: PolicyRef, mapping: EngineMapping
+    ) -> None:
+        self._mac = FastMac(keyring)
+        self.engine = engine
+        self.policy = policy
+        self.mapping = mapping
+
+    def shown(self, path: str, value: Any) -> str | None:
+        """What a step shows of a request value: a token, or the value if its path is revealed."""
+        if value is MISSING:
+            return None
+        if path in self.mapping.reveal:
+            return value_text(value)
+        return self._mac.token(self.mapping.field_class(path), value)
+
+    def step(  # noqa: PLR0917 (mirrors WhyStep)
+        self,
+        request: Mapping[str, Any],
+        rule: str,
+        effect: str,
+        matched: bool,
+        decisive: bool,
+        path: str | None,
+        test: str | None,
+        detail: str | None = None,
+    ) -> WhyStep:
+        """A step about ``path`` of the request (its value redacted), or about no field."""
+        if path is None:
+            return WhyStep(rule, effect, matched, decisive, test=test, detail=detail)
+        value = lookup(request, parse_path(path))
+        return WhyStep(
+            rule,
+            effect,
+            matched,
+            decisive,
+            field=path,
+            field_class=None if path in self.mapping.reveal else self.mapping.field_class(path),
+            value=self.shown(path, value),
+            test=test,
+            missing=value is MISSING,
+            detail=detail,
+        )
+
+    def decision(self, request: Mapping[str, Any], outcome: Outcome) -> Decision:
+        """The record of ``outcome`` on ``request``."""
+        decision_id, decided_at = stamp()
+        code = outcome.reason_code
+        return Decision(
+            decision_id,
+            outcome.action,
+            code,
+            outcome.matched_rule,
+            outcome.message,
+            outcome.steps,
+            self.policy,
+            self.engine,
+            self._subject(request),
+            self._mac.digest(canonical_bytes(request)),
+            decided_at,
+            reason_codes_version=code.since if code is not None else 1,
+        )
+
+    def failed(
+        self, request: Any, problem: str, steps: tuple[WhyStep, ...] = (), raw: bytes | None = None
+    ) -> Decision:
+        """``deny`` + ``unavailable`` + ``@unavailable``: the decision failed closed."""
+        earlier = tuple(replace(s, decisive=False) for s in steps)
+        failure = WhyStep(
+            "@unavailable",
+            "deny",
+            True,
+            True,
+            test=f"the {self.engine.name} adapter failed closed",
+            detail=problem,
+        )
+        decision_id, decided_at = stamp()
+        return Decision(
+            decision_id,
+            Action.DENY,
+            ReasonCode.UNAVAILABLE,
+            "@unavailable",
+            UNAVAILABLE_MESSAGE,
+            (*earlier, failure),
+            self.policy,
+            self.engine,
+            self._subject(request),
+            self._digest(request, raw),
+            decided_at,
+        )
+
+    def _digest(self, request: Any, raw: bytes | None) -> str:
+        try:
+            data = raw if raw is not None else canonical_bytes(request)
+        except Exception:  # noqa: BLE001 (an unencodable request is digested as empty)
+            data = b""
+        return self._mac.digest(data)
+
+    @staticmethod
+    def _subject(request: Any) -> Subject:
+        caller = request.get("caller") if isinstance(request, Mapping) else None
+        if not isinstance(caller, Mapping):
+            return Subject()
+        return Subject(_utf8(caller.get("agent")), _utf8(caller.get("session")))
+
+
+def _utf8(value: Any) -> str | None:
+    """An id as a record keeps it: a ``str`` UTF-8 can encode, else unknown (None)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
