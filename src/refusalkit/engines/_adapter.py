@@ -71,7 +71,7 @@ class Adapter(ABC):
         where = f"line {line_number}: " if line_number is not None else ""
         raw = line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")
         try:
-            request = json.loads(raw.rstrip(b"\r\n"))
+            request = json.loads(raw.rstrip(b"\r\n"), parse_constant=_no_constant)
         except (ValueError, RecursionError) as exc:
             return self.recorder.failed(None, f"{where}not JSON ({type(exc).__name__})", raw=raw)
         return self._guarded(request, start, where)
@@ -101,3 +101,7 @@ class Adapter(ABC):
             problem = f"{where}deadline of {self.deadline_ms:g} ms exceeded"
             return self.recorder.failed(request, problem, decision.why_trail)
         return decision
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
