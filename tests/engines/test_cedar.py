@@ -33,7 +33,7 @@ def req(tool: str = "fs.write", agent: str = "coder", **args: Any) -> dict[str, 
 
 @pytest.fixture
 def etc(write: Write, keyring: Keyring) -> CedarAdapter:
-    return CedarAdapter(write("etc.cedar", ETC), keyring)
+    return CedarAdapter(write("etc.cedar", ETC), keyring, deadline_ms=10_000)
 
 
 def test_missing_attribute_cedar_allows_the_adapter_denies_and_shows_the_unknown(

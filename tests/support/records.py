@@ -6,6 +6,7 @@ from typing import Any
 
 import jsonschema
 
+from refusalkit.decide import canonical_bytes
 from refusalkit.schemas import load_schema
 
 _DECISION = jsonschema.Draft202012Validator(load_schema("decision-v1"))
@@ -15,3 +16,13 @@ def valid_record(record: dict[str, Any]) -> dict[str, Any]:
     """Check a decision's wire form against the published schema; return it."""
     _DECISION.validate(record)
     return record
+
+
+def canonicalisable(value: Any) -> bool:
+    """Whether RFC 8785 can encode ``value`` (integers within ±2**53 - 1, no lone surrogates):
+    a request that it cannot has no digest, so every decision on it fails closed."""
+    try:
+        canonical_bytes(value)
+    except Exception:
+        return False
+    return True
