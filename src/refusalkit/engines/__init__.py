@@ -8,15 +8,19 @@ name and version, a digest of the policy source, a why-trail with redacted value
 from __future__ import annotations
 
 from refusalkit.engines._adapter import Adapter, AdapterFailure
+from refusalkit.engines._agt import AGT_ACTIONS, AGT_DEFAULT_MAPPING, AgtAdapter
 from refusalkit.engines._cedar import CEDAR_DEFAULT_MAPPING, CedarAdapter
 from refusalkit.engines._mapping import EngineMapping, EntitySpec, load_mapping
 from refusalkit.engines._record import source_digest
 from refusalkit.engines._rego import RegoAdapter
 
 __all__ = [
+    "AGT_ACTIONS",
+    "AGT_DEFAULT_MAPPING",
     "CEDAR_DEFAULT_MAPPING",
     "Adapter",
     "AdapterFailure",
+    "AgtAdapter",
     "CedarAdapter",
     "EngineMapping",
     "EntitySpec",
