@@ -9,7 +9,6 @@ so they come from a backend registered on the real evaluator.
 from __future__ import annotations
 
 import json
-import socket
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass

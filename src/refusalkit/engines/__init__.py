@@ -11,6 +11,7 @@ from refusalkit.engines._adapter import Adapter, AdapterFailure
 from refusalkit.engines._agt import AGT_ACTIONS, AGT_DEFAULT_MAPPING, AgtAdapter
 from refusalkit.engines._cedar import CEDAR_DEFAULT_MAPPING, CedarAdapter
 from refusalkit.engines._mapping import EngineMapping, EntitySpec, load_mapping
+from refusalkit.engines._opa import OpaAdapter
 from refusalkit.engines._record import source_digest
 from refusalkit.engines._rego import RegoAdapter
 
@@ -24,6 +25,7 @@ __all__ = [
     "CedarAdapter",
     "EngineMapping",
     "EntitySpec",
+    "OpaAdapter",
     "RegoAdapter",
     "load_mapping",
     "source_digest",

@@ -45,6 +45,8 @@ class Outcome(NamedTuple):
     matched_rule: str
     message: str | None
     steps: tuple[WhyStep, ...]
+    engine: EngineRef | None = None  # set when one answer names its engine (OPA's provenance)
+    policy: PolicyRef | None = None
 
 
 def source_digest(parts: Iterable[tuple[str, bytes]]) -> str:
@@ -119,8 +121,8 @@ class Recorder:
             outcome.matched_rule,
             outcome.message,
             outcome.steps,
-            self.policy,
-            self.engine,
+            outcome.policy or self.policy,
+            outcome.engine or self.engine,
             self._subject(request),
             self._mac.digest(canonical_bytes(request)),
             decided_at,
