@@ -164,10 +164,8 @@ def test_backend_errors_and_unknown_answers_are_unavailable(
 
 
 def test_agts_own_opa_backend_unreachable_is_unavailable(write: Write, keyring: Keyring) -> None:
-    with socket.socket() as sock:  # a loopback port with nobody listening
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    backend = OPABackend(mode="remote", opa_url=f"http://127.0.0.1:{port}", package="agent")
+    url = f"http://127.0.0.1:{closed_port()}"  # nobody listens there
+    backend = OPABackend(mode="remote", opa_url=url, package="agent")
     adapter = AgtAdapter(write("e.yaml", "name: e\nrules: []\n"), keyring, backends=[backend])
     assert adapter.engine_answer(req()).allowed is False  # AGT itself fails closed ...
     decision = adapter.decide(req())  # ... and the record says why: no verdict, not a rule
