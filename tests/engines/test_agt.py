@@ -23,6 +23,7 @@ from refusalkit.engines import AGT_ACTIONS, AgtAdapter
 from refusalkit.errors import PolicyError
 from refusalkit.keyring import Keyring
 from refusalkit.model import Action, ReasonCode
+from support.net import closed_port
 from support.records import canonicalisable, valid_record
 
 with warnings.catch_warnings():
