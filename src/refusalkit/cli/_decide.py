@@ -24,6 +24,15 @@ from rich.text import Text
 
 from refusalkit.cli._app import app
 from refusalkit.cli._common import KeyringOption, err_console, load_keyring, out_console
+from refusalkit.cli._engines import (
+    CedarEntitiesOption,
+    CedarSchemaOption,
+    EngineOption,
+    MappingOption,
+    QueryOption,
+    decider,
+    engine_spec,
+)
 from refusalkit.decide import (
     DecisionPoint,
     Pack,
@@ -99,7 +108,10 @@ def _write_decision(decision: Decision, out: IO[str]) -> None:
 
 @app.command("decide")
 def decide_command(
-    policy: PolicyOption,
+    policy: Annotated[
+        Path | None,
+        typer.Option("--policy", "-p", help="Policy pack (YAML or JSON).", show_default=False),
+    ] = None,
     source: Annotated[
         str, typer.Argument(help="JSONL file of requests, or - for stdin.", show_default=True)
     ] = "-",
@@ -109,23 +121,30 @@ def decide_command(
     ] = False,
     deadline_ms: DeadlineOption = 50.0,
     journal: JournalOption = None,
+    engine: EngineOption = None,
+    mapping: MappingOption = None,
+    query: QueryOption = None,
+    cedar_schema: CedarSchemaOption = None,
+    cedar_entities: CedarEntitiesOption = None,
 ) -> None:
     """Decide JSONL requests: one Decision JSON per line out, streaming, in constant memory.
 
-    Exits 0 whatever the decisions (a malformed line is decided [bold]unavailable[/]).
+    With --policy, refusalkit's own engine decides; with --engine, Cedar, Rego, OPA or AGT does,
+    and each answer becomes the same decision record. Exits 0 whatever the decisions (a
+    malformed line is decided [bold]unavailable[/]).
     """
-    pack = load_pack(policy)
+    spec = engine_spec(engine, mapping, query, cedar_schema, cedar_entities)
     ring = load_keyring(keyring)
-    dp = DecisionPoint(pack, ring, deadline_ms=deadline_ms)
+    decide = decider(policy, spec, ring, deadline_ms)
     emit = _emitter(explain_trails, sys.stdout)
     try:
         with _open_input(source) as lines:
             if journal is None:
-                for number, decision in decide_lines(dp, lines):
+                for number, decision in decide(lines):
                     emit(number, decision)
             else:
                 with open_journal(journal, ring) as log:
-                    _decide_journaled(decide_lines(dp, lines), log, emit)
+                    _decide_journaled(decide(lines), log, emit)
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, like cat does
         devnull = os.open(os.devnull, os.O_WRONLY)

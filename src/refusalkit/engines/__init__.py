@@ -14,6 +14,7 @@ from refusalkit.engines._mapping import EngineMapping, EntitySpec, load_mapping
 from refusalkit.engines._opa import OpaAdapter
 from refusalkit.engines._record import source_digest
 from refusalkit.engines._rego import RegoAdapter
+from refusalkit.engines._spec import EngineKind, EngineSpec, open_engine
 
 __all__ = [
     "AGT_ACTIONS",
@@ -23,10 +24,13 @@ __all__ = [
     "AdapterFailure",
     "AgtAdapter",
     "CedarAdapter",
+    "EngineKind",
     "EngineMapping",
+    "EngineSpec",
     "EntitySpec",
     "OpaAdapter",
     "RegoAdapter",
     "load_mapping",
+    "open_engine",
     "source_digest",
 ]

@@ -57,6 +57,11 @@ class Adapter(ABC):
         """The record's ``policy``: id, version label, digest of the source."""
         return self.recorder.policy
 
+    @property
+    def pack(self) -> Any:
+        """The policy in force as a service shows a pack: ``id``, ``version``, ``digest``."""
+        return self.recorder.policy
+
     @abstractmethod
     def outcome(self, request: Mapping[str, Any]) -> Outcome:
         """Ask the engine; raise ``AdapterFailure`` (or anything) when it gives no verdict."""
