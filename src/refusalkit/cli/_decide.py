@@ -134,8 +134,7 @@ def decide_command(
     malformed line is decided [bold]unavailable[/]).
     """
     spec = engine_spec(engine, mapping, query, cedar_schema, cedar_entities)
-    ring = load_keyring(keyring)
-    decide = decider(policy, spec, ring, deadline_ms)
+    decide, ring = decider(policy, spec, keyring, deadline_ms)
     emit = _emitter(explain_trails, sys.stdout)
     try:
         with _open_input(source) as lines:

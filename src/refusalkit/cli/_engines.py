@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from refusalkit.cli._common import load_keyring
 from refusalkit.decide import DecisionPoint, decide_lines, load_pack
 from refusalkit.engines import EngineSpec, open_engine
 from refusalkit.errors import UsageError
@@ -79,14 +80,20 @@ def engine_spec(
 
 
 def decider(
-    policy: Path | None, spec: EngineSpec | None, ring: Keyring, deadline_ms: float
-) -> Decider:
-    """Decide lines with the pack ``policy`` or the engine ``spec`` (exactly one)."""
+    policy: Path | None, spec: EngineSpec | None, keyring: Path | None, deadline_ms: float
+) -> tuple[Decider, Keyring]:
+    """Decide lines with the pack ``policy`` or the engine ``spec`` (exactly one), and the keyring.
+
+    A pack is loaded before the keyring, so a bad pack fails before a keyring is created.
+    """
     if spec is not None and policy is None:
-        return open_engine(spec, ring, deadline_ms=deadline_ms).decide_lines
+        ring = load_keyring(keyring)
+        return open_engine(spec, ring, deadline_ms=deadline_ms).decide_lines, ring
     if policy is not None and spec is None:
-        point = DecisionPoint(load_pack(policy), ring, deadline_ms=deadline_ms)
-        return lambda lines: decide_lines(point, lines)
+        pack = load_pack(policy)
+        ring = load_keyring(keyring)
+        point = DecisionPoint(pack, ring, deadline_ms=deadline_ms)
+        return (lambda lines: decide_lines(point, lines)), ring
     raise UsageError(
         "give either --policy PACK or --engine KIND:SOURCE",
         hint="--policy decides with refusalkit's own engine; --engine with Cedar, Rego, OPA or "
