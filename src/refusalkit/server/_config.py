@@ -24,7 +24,7 @@ class ServiceConfig:
     gets every scope). ``keyring`` None means ``$REFUSALKIT_KEYRING`` or the default keyring.
     """
 
-    policy: Path
+    policy: Path | None
     journal: str
     keys_file: Path | None = None
     keyring: Path | None = None
@@ -36,6 +36,7 @@ class ServiceConfig:
     log_decisions: bool = False
     max_group_commit: int = 10_000
     max_entries_page: int = 1000
+    engine: dict[str, Any] | None = None  # an EngineSpec.to_dict(): decide with it, not a pack
 
     def to_json(self) -> str:
         """The JSON form (paths as strings) for the environment of worker processes."""

@@ -49,7 +49,7 @@ class Service:
         self.keyring_from_config = keyring is None
         self.keyring = keyring if keyring is not None else _load_keyring(config)
         self.auth = Authenticator(_key_store(config))
-        self.pack = PackHolder(config.policy, self.keyring, config.deadline_ms)
+        self.pack = PackHolder(config.policy, self.keyring, config.deadline_ms, config.engine)
         self.encoder = DecisionEncoder()
         self.journal = JournalAccess(
             config.journal, self.keyring, origin=config.origin, max_group=config.max_group_commit

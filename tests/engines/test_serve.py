@@ -1,0 +1,84 @@
+"""The HTTP service with an external engine (``refusalkit serve --engine``), in-process."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+import refusalkit.cli
+from refusalkit.engines import EngineKind, EngineSpec
+from refusalkit.errors import ServiceError
+from refusalkit.server import ServiceConfig, create_app
+from support.records import valid_record
+
+Write = Callable[[str, str], Path]
+
+CEDAR = """\
+@id("no-etc")
+forbid(principal, action, resource) when { context.path like "/etc/*" };
+@id("permit-all")
+permit(principal, action, resource);
+"""
+
+
+def _config(tmp_path: Path, keyring_path: Path, spec: EngineSpec) -> ServiceConfig:
+    return ServiceConfig(
+        policy=None,
+        journal=str(tmp_path / "journal.db"),
+        keyring=keyring_path,
+        insecure_no_auth=True,
+        deadline_ms=5_000,
+        engine=spec.to_dict(),
+    )
+
+
+def test_serve_decides_journals_and_reloads_with_cedar(
+    write: Write, tmp_path: Path, keyring_path: Path
+) -> None:
+    policy = write("p.cedar", CEDAR)
+    config = _config(tmp_path, keyring_path, EngineSpec(EngineKind.CEDAR, str(policy)))
+    assert ServiceConfig.from_json(config.to_json()) == config  # as worker processes get it
+    request = {"tool": "fs.write", "args": {"content": "x"}, "caller": {"agent": "coder"}}
+    with TestClient(create_app(config)) as client:
+        answer = client.post("/v1/decide", json=request)
+        record = valid_record(answer.json())
+        assert (record["action"], record["matched_rule"]) == ("deny", "no-etc")
+        assert record["engine"]["name"] == "cedar"
+        assert answer.headers["Refusalkit-Journal-Index"] == "0"
+        ready = client.get("/readyz").json()
+        assert ready["ready"] is True
+        assert ready["pack"]["digest"] == record["policy"]["digest"]
+        policy.write_text('@id("all")\npermit(principal, action, resource);\n')
+        reload = client.post("/v1/admin/reload").json()
+        assert reload["loaded"] is True
+        assert client.post("/v1/decide", json=request).json()["action"] == "allow"
+        assert client.get("/v1/stats").json()["total"] == 2
+
+
+def test_a_pack_and_an_engine_together_are_refused(
+    write: Write, tmp_path: Path, keyring_path: Path
+) -> None:
+    spec = EngineSpec(EngineKind.CEDAR, str(write("p.cedar", CEDAR)))
+    config = _config(tmp_path, keyring_path, spec)
+    both = ServiceConfig(**{**{f: getattr(config, f) for f in config.__slots__},
+                            "policy": write("pack.yaml", "x")})  # fmt: skip
+    with pytest.raises(ServiceError, match="either a policy pack or an engine"):
+        create_app(both)
+
+
+def test_serve_cli_refuses_neither_and_bad_engines(keyring_path: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    base = ["serve", "--journal", str(tmp_path / "j.db"), "--insecure-no-auth",
+            "--keyring", str(keyring_path)]  # fmt: skip
+    for extra, problem in [
+        ([], "give either --policy PACK or --engine"),
+        (["--engine", "rego:x"], "needs --query"),
+    ]:
+        result = runner.invoke(refusalkit.cli.app, base + extra)
+        assert result.exit_code == 2
+        assert problem in result.stderr
+
