@@ -229,3 +229,14 @@ def test_refuses_iff_the_document_refuses_or_fails_closed(rego: RegoAdapter, req
     engine_allows = document["allow"] is True and not document.get("deny")
     assert decision.action.refuses is (not engine_allows)
     assert decision.reason_code is not ReasonCode.UNAVAILABLE
+
+
+def test_revealed_paths_show_in_clear_others_stay_tokens(
+    policy_dir: Path, write: Write, keyring: Keyring
+) -> None:
+    mapping = load_mapping(write("m.yaml", "reveal: [args.path]\n"))
+    adapter = RegoAdapter(policy_dir, keyring, query="data.agent.decision", mapping=mapping)
+    step = adapter.decide(req(path="/etc/x")).why_trail[0]
+    assert (step.field, step.field_class, step.value) == ("args.path", None, "/etc/x")
+    hidden = RegoAdapter(policy_dir, keyring, query="data.agent.decision")
+    assert hidden.decide(req(path="/etc/x")).why_trail[0].value != "/etc/x"

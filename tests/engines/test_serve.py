@@ -81,4 +81,3 @@ def test_serve_cli_refuses_neither_and_bad_engines(keyring_path: Path, tmp_path:
         result = runner.invoke(refusalkit.cli.app, base + extra)
         assert result.exit_code == 2
         assert problem in result.stderr
-

@@ -120,7 +120,8 @@ def load_mapping(path: str | Path) -> EngineMapping:
     try:
         data, lines = read_pack_source(path, what="mapping file")
     except PolicyError as exc:
-        raise PolicyError(exc.message, hint=MAPPING_HINT) from exc
+        exc.hint = MAPPING_HINT  # the reader's message and place stand; the advice is ours
+        raise
     return mapping_from_data(data, replace(lines, hint=MAPPING_HINT))
 
 
