@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -240,3 +242,34 @@ def test_revealed_paths_show_in_clear_others_stay_tokens(
     assert (step.field, step.field_class, step.value) == ("args.path", None, "/etc/x")
     hidden = RegoAdapter(policy_dir, keyring, query="data.agent.decision")
     assert hidden.decide(req(path="/etc/x")).why_trail[0].value != "/etc/x"
+
+
+BOTH = r"""
+import pathlib, sys
+from refusalkit.engines import RegoAdapter
+from refusalkit.decide import DecisionPoint, Pack
+from refusalkit.keyring import Keyring
+
+policy = pathlib.Path(sys.argv[1])
+policy.write_text('package p\nimport rego.v1\ndecision := {"allow": regex.match(`^a+$`, input.tool)}\n')
+ring = Keyring.generate()
+rego = RegoAdapter(policy, ring, query="data.p.decision")
+assert rego.decide({"tool": "aa"}).action == "allow"
+rule = {"id": "r", "effect": "deny", "when": {"args.c": {"regex": r"rm\ \-rf\ /"}}}
+pack = Pack.from_mapping({"policy": "x", "version": "1", "default": "allow", "rules": [rule]})
+assert DecisionPoint(pack, ring).decide({"tool": "t", "args": {"c": "rm -rf /"}}).action == "deny"
+print("ok")
+"""
+
+
+def test_rego_and_the_native_regex_engine_share_a_process(tmp_path: Path) -> None:
+    """rego-cpp and google-re2 both carry RE2; in the wrong load order the next re2 compile after
+    a Rego query aborts the process. A subprocess, so an abort fails this test, not the run."""
+    script = tmp_path / "both.py"
+    script.write_text(BOTH, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "p.rego")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok"

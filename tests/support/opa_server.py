@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import re2  # noqa: F401 (google-re2 loads before rego-cpp; see refusalkit.engines._rego)
 import regopy
 
 PROVENANCE = {

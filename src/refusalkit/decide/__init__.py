@@ -16,6 +16,7 @@ from refusalkit.decide._engine import DecisionPoint
 from refusalkit.decide._explain import decide_lines, explain
 from refusalkit.decide._fast import FastMac, canonical_bytes, stamp
 from refusalkit.decide._pack import Pack, load_pack, pack_digest
+from refusalkit.decide._records import make_decision, make_step, make_subject
 from refusalkit.decide._source import Lines, parse_pack_text, read_pack_source
 from refusalkit.decide._wire import DecisionEncoder
 
@@ -31,6 +32,9 @@ __all__ = [
     "explain",
     "load_cases",
     "load_pack",
+    "make_decision",
+    "make_step",
+    "make_subject",
     "mint_token",
     "pack_digest",
     "parse_pack_text",

@@ -100,8 +100,10 @@ def make_decision(  # noqa: PLR0917 (mirrors Decision's positional fields)
     subject: Subject,
     request_digest: str,
     decided_at: str,
+    reason_codes_version: int = 1,
 ) -> Decision:
-    """A ``Decision`` (same result as ``Decision(...)``; the engine guarantees its invariants)."""
+    """A ``Decision`` (same result as ``Decision(...)``; the caller guarantees its invariants:
+    a refusal has a code, an allow has none, ``reason_codes_version`` covers the code)."""
     out: Any = _new(Decision)
     _d_id(out, decision_id)
     _d_action(out, action)
@@ -114,6 +116,6 @@ def make_decision(  # noqa: PLR0917 (mirrors Decision's positional fields)
     _d_subject(out, subject)
     _d_digest(out, request_digest)
     _d_at(out, decided_at)
-    _d_version(out, 1)  # the engine's codes are all version 1 codes (ReasonCode.since)
+    _d_version(out, reason_codes_version)  # the engine's own codes are all version 1 codes
     _d_schema(out, DECISION_SCHEMA)
     return out  # type: ignore[no-any-return]

@@ -89,7 +89,8 @@ class Adapter(ABC):
 
     def _guarded(self, request: Any, start: float, where: str) -> Decision:
         try:
-            parse_request(request)
+            if not _well_formed(request):
+                parse_request(request)  # raises RequestError naming the problem
             outcome = self.outcome(request)
             decision = self.recorder.decision(request, outcome)
         except RequestError as exc:
@@ -110,3 +111,16 @@ class Adapter(ABC):
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+def _well_formed(request: Any) -> bool:
+    """The common shape, checked inline: a dict with a string tool and dict args/caller."""
+    return (
+        type(request) is dict
+        and type(request.get("tool")) is str
+        and type(request.get("args", _EMPTY)) is dict
+        and type(request.get("caller", _EMPTY)) is dict
+    )
+
+
+_EMPTY: dict[str, Any] = {}

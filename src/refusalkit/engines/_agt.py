@@ -90,6 +90,11 @@ def _document(path: Path, document_class: Any) -> Any:
         raise lines.error(f"not a valid AGT policy: {first.get('msg')}", loc, hint=_HINT) from exc
 
 
+def _test(condition: Any) -> str:
+    """A rule's condition in words: ``agt: path matches '^/etc/'`` (policy text, not request)."""
+    return f"agt: {condition.field} {condition.operator.value} {condition.value!r}"
+
+
 class AgtAdapter(Adapter):
     """An AGT policy document through AGT's ``PolicyEvaluator`` (module docstring)."""
 
@@ -110,8 +115,14 @@ class AgtAdapter(Adapter):
         self.evaluator = evaluator_class([document])
         for backend in backends:  # AGT's extension point: external engines behind the YAML
             self.evaluator.add_backend(backend)
-        self.rules = {(document.name, rule.name): rule for rule in document.rules}
         self.mapping = mapping or AGT_DEFAULT_MAPPING
+        self.rules = {
+            (document.name, rule.name): (
+                self.mapping.request_path(rule.condition.field),
+                _test(rule.condition),
+            )
+            for rule in document.rules
+        }
         engine = EngineRef(
             "agt",
             f"agent-governance-toolkit-core {metadata.version('agent-governance-toolkit-core')}",
@@ -160,11 +171,9 @@ class AgtAdapter(Adapter):
         reason: str,
     ) -> Any:
         effect = meaning.action.value
-        rule = self.rules.get(key)
-        if rule is None:  # the default action, or an external backend's answer
+        known = self.rules.get(key)
+        if known is None:  # the default action, or an external backend's answer
             test = f"agt: {'default action' if matched == '@default' else 'backend decision'}"
             return self.recorder.step(request, matched, effect, True, True, None, test)
-        condition = rule.condition
-        path = self.mapping.request_path(condition.field)
-        test = f"agt: {condition.field} {condition.operator.value} {condition.value!r}"
+        path, test = known
         return self.recorder.step(request, matched, effect, True, True, path, test, reason)

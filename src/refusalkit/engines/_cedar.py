@@ -45,6 +45,7 @@ _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
 _MISSING_ATTR = re.compile(r"does not have the attribute `([^`]+)`")
 _HINT = "Fix the Cedar policies, then retry; `cedar validate` names the line."
 _INSTALL = "Install the Cedar extra: pip install 'refusalkit[cedar]'."
+_NO_ERRORS: dict[str, str] = {}
 _EFFECTS = {"forbid": ("deny", "block"), "permit": ("allow", "audit")}
 
 
@@ -60,6 +61,20 @@ class CedarPolicy:
     reason_code: ReasonCode
     message: str | None
     attributes: tuple[str, ...]
+
+
+def _refusal_rank(policy: CedarPolicy) -> tuple[bool, int]:
+    """Which refusing forbid decides: a ``block`` one first, then file order."""
+    return policy.effect != "block", policy.order
+
+
+def _permit_rank(policy: CedarPolicy) -> tuple[bool, int]:
+    """Which determining permit is named: an ``audit`` one first, then file order."""
+    return policy.effect != "audit", policy.order
+
+
+def _order(policy: CedarPolicy) -> int:
+    return policy.order
 
 
 def _cedarpy() -> Any:
@@ -173,6 +188,16 @@ class CedarAdapter(Adapter):
                 "a Cedar mapping needs principal, action and resource", file=mapping.source
             )
         self.mapping = mapping
+        self._determining = {
+            p.pid: (
+                mapping.request_path(p.attributes[0]) if p.attributes else None,
+                f"Cedar: determining {'forbid' if p.forbid else 'permit'} ({p.pid})",
+            )
+            for p in self.policies.values()
+        }
+        self._default_step = WhyStep(
+            "@default", "deny", True, True, test="Cedar: no permit applied"
+        )
         engine = EngineRef("cedar", "cedarpy " + metadata.version("cedarpy"))
         policy = PolicyRef(
             mapping.policy_id or path.stem,
@@ -206,17 +231,16 @@ class CedarAdapter(Adapter):
 
     def outcome(self, request: Mapping[str, Any]) -> Outcome:
         result = self.engine_answer(request)
-        decision = result.decision.value
+        answer = result._authz_resp  # cedarpy's AuthzResult wraps this dict; read it once
+        decision = answer["decision"]
         if decision not in ("Allow", "Deny"):
             why = "; ".join(_redact_error(e) for e in result.diagnostics.errors[:1])
             raise AdapterFailure(f"Cedar gave no decision ({decision}) {why}".rstrip())
-        errors = self._errors(result.diagnostics.errors)
-        determining = [self._known(pid) for pid in result.diagnostics.reasons]
+        diagnostics = answer.get("diagnostics") or {}
+        errors = self._errors(diagnostics.get("errors") or ())
+        determining = [self._known(pid) for pid in diagnostics.get("reason") or ()]
         errored = [self._known(pid) for pid in errors]
-        refusing = sorted(
-            {p.pid: p for p in (*determining, *errored) if p.forbid}.values(),
-            key=lambda p: (p.effect != "block", p.order),
-        )
+        refusing = [p for p in (*determining, *errored) if p.forbid]
         if decision == "Deny" and not refusing and determining:
             raise AdapterFailure("Cedar denied with only permits determining")
         decisive = self._decisive(decision, refusing, determining)
@@ -237,11 +261,10 @@ class CedarAdapter(Adapter):
         decision: str, refusing: list[CedarPolicy], determining: list[CedarPolicy]
     ) -> CedarPolicy | None:
         if refusing:
-            return refusing[0]
+            return min(refusing, key=_refusal_rank)
         if decision == "Deny":
             return None
-        permits = sorted(determining, key=lambda p: (p.effect != "audit", p.order))
-        return permits[0]
+        return min(determining, key=_permit_rank)
 
     def _steps(
         self,
@@ -251,24 +274,24 @@ class CedarAdapter(Adapter):
         errors: dict[str, str],
         decisive: CedarPolicy | None,
     ) -> tuple[WhyStep, ...]:
-        policies = sorted(
-            {p.pid: p for p in (*determining, *errored)}.values(), key=lambda p: p.order
-        )
+        """One step per determining or errored policy, in file order; ``@default`` if none won."""
+        policies = [*determining, *(p for p in errored if p not in determining)]
+        if len(policies) > 1:
+            policies.sort(key=_order)
         steps = [self._step(request, p, errors.get(p.pid), p is decisive) for p in policies]
         if decisive is None:
-            steps.append(WhyStep("@default", "deny", True, True, test="Cedar: no permit applied"))
+            steps.append(self._default_step)
         return tuple(steps)
 
     def _step(
         self, request: Mapping[str, Any], policy: CedarPolicy, error: str | None, decisive: bool
     ) -> WhyStep:
+        if error is None:
+            path, test = self._determining[policy.pid]
+            return self.recorder.step(request, policy.rule, policy.effect, True, decisive, path,
+                                      test)  # fmt: skip
         attribute = _step_attribute(policy, error)
         path = self.mapping.request_path(attribute) if attribute is not None else None
-        if error is None:
-            test = f"Cedar: determining {'forbid' if policy.forbid else 'permit'} ({policy.pid})"
-            return self.recorder.step(
-                request, policy.rule, policy.effect, True, decisive, path, test
-            )
         test = (
             f"Cedar: {policy.pid} errored; unknown counts as matched"
             if policy.forbid
@@ -279,7 +302,9 @@ class CedarAdapter(Adapter):
             _redact_error(error),
         )  # fmt: skip
 
-    def _errors(self, errors: list[str]) -> dict[str, str]:
+    def _errors(self, errors: Any) -> dict[str, str]:
+        if not errors:
+            return _NO_ERRORS
         out: dict[str, str] = {}
         for text in errors:
             match = _ERROR.match(text)
@@ -288,7 +313,7 @@ class CedarAdapter(Adapter):
             out[match.group(1)] = match.group(2)
         return out
 
-    def _known(self, pid: str) -> CedarPolicy:
+    def _known(self, pid: Any) -> CedarPolicy:
         policy = self.policies.get(pid)
         if policy is None:
             raise AdapterFailure(f"Cedar named a policy the adapter does not know ({pid})")

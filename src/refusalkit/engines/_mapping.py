@@ -52,7 +52,7 @@ def lookup(request: Any, path: Path_) -> Any:
     """The value at ``path`` in ``request``, or ``MISSING``."""
     value = request
     for part in path:
-        if not isinstance(value, Mapping):
+        if type(value) is not dict and not isinstance(value, Mapping):
             return MISSING
         value = value.get(part, MISSING)
         if value is MISSING:

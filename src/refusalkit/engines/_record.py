@@ -15,7 +15,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from refusalkit.decide import FastMac, canonical_bytes, stamp
+from refusalkit.decide import (
+    FastMac,
+    canonical_bytes,
+    make_decision,
+    make_step,
+    make_subject,
+    stamp,
+)
 from refusalkit.engines._mapping import MISSING, EngineMapping, lookup, parse_path
 from refusalkit.keyring import Keyring
 from refusalkit.model import (
@@ -61,10 +68,18 @@ def source_digest(parts: Iterable[tuple[str, bytes]]) -> str:
     return "sha256:" + outer.hexdigest()
 
 
-class Recorder:
-    """Makes the records of one adapter: steps with redacted values, decisions, failures."""
+_CACHE_LIMIT = 4096
 
-    __slots__ = ("_mac", "engine", "mapping", "policy")
+
+class Recorder:
+    """Makes the records of one adapter: steps with redacted values, decisions, failures.
+
+    Steps and subjects are immutable, so identical ones are built once and shared (bounded
+    caches, cleared whole when full, safe between threads); records are filled slot by slot
+    (``refusalkit.decide.make_decision``), as the built-in engine does.
+    """
+
+    __slots__ = ("_mac", "_paths", "_steps", "_subjects", "engine", "mapping", "policy")
 
     def __init__(
         self, keyring: Keyring, engine: EngineRef, policy: PolicyRef, mapping: EngineMapping
@@ -73,6 +88,9 @@ class Recorder:
         self.engine = engine
         self.policy = policy
         self.mapping = mapping
+        self._paths: dict[str, tuple[tuple[str, ...], str | None, bool]] = {}
+        self._steps: dict[tuple[Any, ...], WhyStep] = {}
+        self._subjects: dict[tuple[Any, Any], Subject] = {}
 
     def shown(self, path: str, value: Any) -> str | None:
         """What a step shows of a request value: a token, or the value if its path is revealed."""
@@ -81,6 +99,17 @@ class Recorder:
         if path in self.mapping.reveal:
             return value_text(value)
         return self._mac.token(self.mapping.field_class(path), value)
+
+    def _path(self, path: str) -> tuple[tuple[str, ...], str | None, bool]:
+        """``(parts, field class or None if revealed, revealed)`` of a request path, memoised."""
+        known = self._paths.get(path)
+        if known is None:
+            revealed = path in self.mapping.reveal
+            field_class = None if revealed else self.mapping.field_class(path)
+            known = (parse_path(path), field_class, revealed)
+            if len(self._paths) < _CACHE_LIMIT:
+                self._paths[path] = known
+        return known
 
     def step(  # noqa: PLR0917 (mirrors WhyStep)
         self,
@@ -95,26 +124,44 @@ class Recorder:
     ) -> WhyStep:
         """A step about ``path`` of the request (its value redacted), or about no field."""
         if path is None:
-            return WhyStep(rule, effect, matched, decisive, test=test, detail=detail)
-        value = lookup(request, parse_path(path))
-        return WhyStep(
-            rule,
-            effect,
-            matched,
-            decisive,
-            field=path,
-            field_class=None if path in self.mapping.reveal else self.mapping.field_class(path),
-            value=self.shown(path, value),
-            test=test,
-            missing=value is MISSING,
-            detail=detail,
-        )
+            key: tuple[Any, ...] = (rule, effect, matched, decisive, test, detail)
+            step = self._steps.get(key)
+            if step is None:
+                step = make_step(rule, effect, matched, decisive, None, None, None, test, False,
+                                 detail)  # fmt: skip
+                self._remember(key, step)
+            return step
+        parts, field_class, revealed = self._path(path)
+        value = lookup(request, parts)
+        if value is MISSING:
+            shown = None
+        elif revealed:
+            shown = value_text(value)
+        elif type(value) is str:
+            key = (rule, effect, matched, decisive, path, test, detail, value)
+            step = self._steps.get(key)
+            if step is None:
+                token = self._mac.token(field_class or "", value)
+                step = make_step(rule, effect, matched, decisive, path, field_class, token, test,
+                                 False, detail)  # fmt: skip
+                self._remember(key, step)
+            return step
+        else:
+            shown = self._mac.token(field_class or "", value)
+        return make_step(rule, effect, matched, decisive, path, field_class, shown, test,
+                         value is MISSING, detail)  # fmt: skip
+
+    def _remember(self, key: tuple[Any, ...], step: WhyStep) -> None:
+        if len(self._steps) >= _CACHE_LIMIT:
+            self._steps.clear()
+        self._steps[key] = step
 
     def decision(self, request: Mapping[str, Any], outcome: Outcome) -> Decision:
         """The record of ``outcome`` on ``request``."""
+        digest = self._mac.digest(canonical_bytes(request))
         decision_id, decided_at = stamp()
         code = outcome.reason_code
-        return Decision(
+        return make_decision(
             decision_id,
             outcome.action,
             code,
@@ -124,9 +171,9 @@ class Recorder:
             outcome.policy or self.policy,
             outcome.engine or self.engine,
             self._subject(request),
-            self._mac.digest(canonical_bytes(request)),
+            digest,
             decided_at,
-            reason_codes_version=code.since if code is not None else 1,
+            code.since if code is not None else 1,
         )
 
     def failed(
@@ -164,12 +211,19 @@ class Recorder:
             data = b""
         return self._mac.digest(data)
 
-    @staticmethod
-    def _subject(request: Any) -> Subject:
+    def _subject(self, request: Any) -> Subject:
         caller = request.get("caller") if isinstance(request, Mapping) else None
         if not isinstance(caller, Mapping):
             return Subject()
-        return Subject(_utf8(caller.get("agent")), _utf8(caller.get("session")))
+        agent, session = caller.get("agent"), caller.get("session")
+        key = (agent if type(agent) is str else None, session if type(session) is str else None)
+        subject = self._subjects.get(key)
+        if subject is None:
+            subject = make_subject(_utf8(key[0]), _utf8(key[1]))
+            if len(self._subjects) >= _CACHE_LIMIT:
+                self._subjects.clear()
+            self._subjects[key] = subject
+        return subject
 
 
 def _utf8(value: Any) -> str | None:

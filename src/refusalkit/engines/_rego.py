@@ -51,6 +51,14 @@ def check_query(query: str) -> str:
 
 
 def _regopy() -> Any:
+    """regopy, imported after google-re2 (refusalkit's regex engine).
+
+    Both carry RE2; whichever native library loads first provides the shared symbols, and in the
+    other order google-re2 corrupts the heap on its next compile (an abort). refusalkit imports
+    re2 first; a program that imports regopy itself must import refusalkit (or re2) before it.
+    """
+    import re2  # noqa: F401, PLC0415 (load order: see above)
+
     try:
         import regopy  # noqa: PLC0415 (an optional extra)
     except ImportError as exc:
