@@ -32,6 +32,14 @@ PUBLIC = {
         "decide_lines", "explain",
         "load_cases", "load_pack", "mint_token", "pack_digest", "public_key_from_seed",
         "run_cases",
+        "FastMac", "Lines", "make_decision", "make_step", "make_subject", "parse_pack_text",
+        "read_pack_source", "stamp",
+    ],
+    "refusalkit.engines": [
+        "AGT_ACTIONS", "AGT_DEFAULT_MAPPING", "Adapter", "AdapterFailure", "AgtAdapter",
+        "CEDAR_DEFAULT_MAPPING", "CedarAdapter", "EngineKind", "EngineMapping", "EngineSpec",
+        "EntitySpec", "OpaAdapter", "RegoAdapter", "load_mapping", "open_engine",
+        "source_digest",
     ],
     "refusalkit.journal": [
         "BUNDLE_SCHEMA", "Checkpoint", "EMPTY_ROOT", "Journal", "NoteSignature", "NoteVerifier",
