@@ -231,3 +231,20 @@ def test_refuses_iff_agt_refuses_or_fails_closed(agt: AgtAdapter, request: Any) 
         return
     assert decision.action.refuses is (not alone.allowed)
     assert decision.reason_code is not ReasonCode.UNAVAILABLE
+
+
+def test_a_backend_reason_that_echoes_the_request_is_redacted(
+    write: Write, keyring: Keyring
+) -> None:
+    @dataclass
+    class Echo:
+        name: str = "echo"
+
+        def evaluate(self, context: dict[str, Any]) -> Any:
+            return BackendDecision(allowed=False, action="deny",
+                                   reason=f"denied {context['path']}", backend="echo")  # fmt: skip
+
+    adapter = AgtAdapter(write("e.yaml", "name: e\nrules: []\n"), keyring, backends=[Echo()])
+    decision = adapter.decide(req(path="/secret/plan.txt"))
+    assert decision.reason_code is ReasonCode.POLICY_DENIED
+    assert "/secret/plan.txt" not in json.dumps(decision.to_dict())

@@ -251,7 +251,8 @@ from refusalkit.decide import DecisionPoint, Pack
 from refusalkit.keyring import Keyring
 
 policy = pathlib.Path(sys.argv[1])
-policy.write_text('package p\nimport rego.v1\ndecision := {"allow": regex.match(`^a+$`, input.tool)}\n')
+rule = 'decision := {"allow": regex.match(`^a+$`, input.tool)}'
+policy.write_text(f"package p\nimport rego.v1\n{rule}\n")
 ring = Keyring.generate()
 rego = RegoAdapter(policy, ring, query="data.p.decision")
 assert rego.decide({"tool": "aa"}).action == "allow"
@@ -273,3 +274,30 @@ def test_rego_and_the_native_regex_engine_share_a_process(tmp_path: Path) -> Non
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "ok"
+
+
+def test_request_values_a_policy_echoes_are_redacted(write: Write, keyring: Keyring) -> None:
+    """A policy may compute its entry's rule and message from the input; the record never shows
+    the value in clear (a read key to the journal must not reveal what agents sent)."""
+    policy = write(
+        "echo/p.rego",
+        "package p\nimport rego.v1\n"
+        'deny contains {"rule": sprintf("no-%s", [input.args.path]),\n'
+        '               "message": sprintf("cannot write %s for %s",\n'
+        "                                  [input.args.path, input.caller.agent])}\n"
+        '    if input.tool == "fs.write"\n'
+        'decision := {"allow": true, "deny": deny}\n',
+    )
+    adapter = RegoAdapter(policy, keyring, query="data.p.decision")
+    request = {"tool": "fs.write", "args": {"path": "/home/dev/.ssh/id_rsa"},
+               "caller": {"agent": "coder-7"}}  # fmt: skip
+    alone = adapter.engine_answer(request)
+    assert "/home/dev/.ssh/id_rsa" in json.dumps(alone)  # what OPA/Rego alone would log
+    decision = adapter.decide(request)
+    wire = json.dumps(decision.to_dict())
+    assert "/home/dev/.ssh/id_rsa" not in wire
+    token = keyring.redactor().token("unclassified", "/home/dev/.ssh/id_rsa")
+    assert decision.matched_rule == f"no-{token}"
+    assert decision.message == f"cannot write {token} for " + keyring.redactor().token(
+        "unclassified", "coder-7"
+    )

@@ -156,10 +156,11 @@ class AgtAdapter(Adapter):
             matched = f"{policy}/{rule}"
         else:
             matched = str(policy) if str(policy).startswith("external:") else "@default"
-        step = self._step(request, matched, meaning, (policy, rule), result.reason)
+        reason = self.recorder.scrub(str(result.reason), request)  # a backend may echo input
+        step = self._step(request, matched, meaning, (policy, rule), reason)
         message = None
         if meaning.action.refuses:
-            message = result.reason if rule is not None else DEFAULT_MESSAGE
+            message = reason if rule is not None else DEFAULT_MESSAGE
         return Outcome(meaning.action, meaning.reason_code, matched, message, (step,))
 
     def _step(

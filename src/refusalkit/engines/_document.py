@@ -16,7 +16,7 @@ A document that is undefined or not of this shape is no clean verdict: ``unavail
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from refusalkit.engines._adapter import AdapterFailure
@@ -29,20 +29,27 @@ _ENTRY_KEYS = frozenset({"rule", "reason_code", "message", "effect", "field"})
 _DENY_MESSAGE = "A policy rule refused this request."
 
 
-def _entry(item: Any, where: str) -> dict[str, Any]:
+def _entry(item: Any, where: str, scrub: Callable[[str], str]) -> dict[str, Any]:
+    """One entry, checked; its ``rule`` and ``message`` without request values (``scrub``)."""
     if not isinstance(item, Mapping) or not isinstance(item.get("rule"), str) or not item["rule"]:
         raise AdapterFailure(f"decision document: every {where} entry needs a string `rule`")
     for key in ("reason_code", "message", "effect", "field"):
         if key in item and not isinstance(item[key], str):
             raise AdapterFailure(f"decision document: {where} `{key}` must be a string")
-    return dict(item)
+    entry = dict(item)
+    entry["rule"] = scrub(entry["rule"])
+    if "message" in entry:
+        entry["message"] = scrub(entry["message"])
+    return entry
 
 
-def _entries(document: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
+def _entries(
+    document: Mapping[str, Any], key: str, scrub: Callable[[str], str]
+) -> list[dict[str, Any]]:
     items = document.get(key, [])
     if not isinstance(items, list):
         raise AdapterFailure(f"decision document: `{key}` must be an array")
-    return [_entry(item, key) for item in items]
+    return [_entry(item, key, scrub) for item in items]
 
 
 def _code(entry: Mapping[str, Any]) -> ReasonCode:
@@ -68,7 +75,11 @@ def document_outcome(
     allow = document.get("allow")
     if type(allow) is not bool:
         raise AdapterFailure("decision document: `allow` must be true or false")
-    deny, audit = _entries(document, "deny"), _entries(document, "audit")
+
+    def scrub(text: str) -> str:
+        return recorder.scrub(text, request)
+
+    deny, audit = _entries(document, "deny", scrub), _entries(document, "audit", scrub)
     effects = [_effect(e) for e in deny]
     codes = [_code(e) for e in deny]
     first = min(range(len(deny)), key=lambda i: (effects[i] != "block", i), default=-1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -99,6 +99,21 @@ class Recorder:
         if path in self.mapping.reveal:
             return value_text(value)
         return self._mac.token(self.mapping.field_class(path), value)
+
+    def scrub(self, text: str, request: Mapping[str, Any]) -> str:
+        """``text`` from a policy or an engine, with the request's values taken out.
+
+        A Rego rule can compute its entry's ``rule`` or ``message`` from the input
+        (``sprintf("cannot write %s", [input.args.path])``), and an AGT backend its reason: every
+        string value of the request of at least 4 characters found in the text is replaced by
+        its redaction token (revealed paths excepted), longest first, so the record never shows
+        a request value in clear, wherever a policy put it.
+        """
+        leaves = sorted(_string_leaves(request, ""), key=lambda leaf: -len(leaf[1]))
+        for path, value in leaves:
+            if len(value) >= _SCRUB_MIN and value in text and path not in self.mapping.reveal:
+                text = text.replace(value, self._mac.token(self.mapping.field_class(path), value))
+        return text
 
     def _path(self, path: str) -> tuple[tuple[str, ...], str | None, bool]:
         """``(parts, field class or None if revealed, revealed)`` of a request path, memoised."""
@@ -224,6 +239,23 @@ class Recorder:
                 self._subjects.clear()
             self._subjects[key] = subject
         return subject
+
+
+_SCRUB_MIN = 4
+
+
+def _string_leaves(value: Any, path: str, depth: int = 0) -> Iterator[tuple[str, str]]:
+    """``(dotted path, string)`` of every string in a JSON value (lists keep their parent path)."""
+    if isinstance(value, str):
+        yield path, value
+    elif depth > 32:
+        return
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _string_leaves(item, f"{path}.{key}" if path else str(key), depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _string_leaves(item, path, depth + 1)
 
 
 def _utf8(value: Any) -> str | None:
