@@ -16,7 +16,7 @@ from typing import Any
 
 from refusalkit.engines._record import Outcome, Recorder
 from refusalkit.errors import RefusalkitError, RequestError
-from refusalkit.model import Decision, parse_request
+from refusalkit.model import Decision, EngineRef, PolicyRef, parse_request
 
 __all__ = ["Adapter", "AdapterFailure"]
 
@@ -48,17 +48,17 @@ class Adapter(ABC):
         self._deadline = deadline_ms / 1000.0
 
     @property
-    def engine(self) -> Any:
+    def engine(self) -> EngineRef:
         """The record's ``engine``: name and version."""
         return self.recorder.engine
 
     @property
-    def policy(self) -> Any:
+    def policy(self) -> PolicyRef:
         """The record's ``policy``: id, version label, digest of the source."""
         return self.recorder.policy
 
     @property
-    def pack(self) -> Any:
+    def pack(self) -> PolicyRef:
         """The policy in force as a service shows a pack: ``id``, ``version``, ``digest``."""
         return self.recorder.policy
 

@@ -78,7 +78,7 @@ class OpaAdapter(Adapter):
         self.mapping = mapping or EngineMapping()
         self._client = client or httpx.Client(timeout=deadline_ms / 1000.0)
         engine = EngineRef("opa", "unknown")
-        self._path = query
+        self.query = query
         policy = PolicyRef(
             self.mapping.policy_id or query,
             self.mapping.policy_version or "unversioned",
@@ -115,7 +115,7 @@ class OpaAdapter(Adapter):
     def outcome(self, request: Mapping[str, Any]) -> Outcome:
         body = self.engine_answer(request)
         if "result" not in body:
-            raise AdapterFailure(f"opa: {self._path} is undefined")
+            raise AdapterFailure(f"opa: {self.query} is undefined")
         outcome = document_outcome(body["result"], request, self.recorder, "opa")
         engine, policy = self.refs(body)
         step = self._opa_step(body, outcome.action.value)
