@@ -32,8 +32,8 @@ PUBLIC = {
         "decide_lines", "explain",
         "load_cases", "load_pack", "mint_token", "pack_digest", "public_key_from_seed",
         "run_cases",
-        "FastMac", "Lines", "make_decision", "make_step", "make_subject", "parse_pack_text",
-        "read_pack_source", "stamp",
+        "FastMac", "Lines", "Subjects", "make_decision", "make_step", "make_subject",
+        "parse_pack_text", "read_pack_source", "stamp",
     ],
     "refusalkit.engines": [
         "AGT_ACTIONS", "AGT_DEFAULT_MAPPING", "Adapter", "AdapterFailure", "AgtAdapter",

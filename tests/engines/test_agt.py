@@ -195,7 +195,7 @@ def test_the_trail_names_the_rule_field_and_a_redacted_value(
 def test_an_invalid_policy_names_file_line_and_key(write: Write, keyring: Keyring) -> None:
     path = write("bad.yaml", "name: bad\nrules:\n  - name: r\n    action: explode\n")
     with pytest.raises(PolicyError) as info:
-        AgtAdapter(path, keyring)
+        AgtAdapter(path, keyring, deadline_ms=10_000)
     assert (info.value.file, info.value.line) == (str(path), 3)
     assert "rules[0]" in str(info.value)
 

@@ -99,7 +99,9 @@ forbid(principal, action, resource) when { context.path like "/etc/*" };
 @id("third")
 forbid(principal, action, resource) when { context.path like "*shadow" };
 """
-    decision = CedarAdapter(write("p.cedar", text), keyring).decide(req(path="/etc/shadow"))
+    decision = CedarAdapter(write("p.cedar", text), keyring, deadline_ms=10_000).decide(
+        req(path="/etc/shadow")
+    )
     assert decision.matched_rule == "second"
     assert [(s.rule, s.decisive) for s in decision.why_trail] == [
         ("second", True), ("third", False),
@@ -120,7 +122,7 @@ forbid(principal, action == Action::"pay", resource);
 forbid(principal, action, resource) when { context.command like "rm -rf*" };
 permit(principal, action == Action::"pay", resource);
 """
-    adapter = CedarAdapter(write("p.cedar", text), keyring)
+    adapter = CedarAdapter(write("p.cedar", text), keyring, deadline_ms=10_000)
     audit = adapter.decide(req(tool="shell.run", command="ls"))
     assert (audit.action, audit.matched_rule) == (Action.AUDIT, "watch")
     pay = adapter.decide(req(tool="pay", command="x"))
@@ -145,7 +147,7 @@ def test_bad_annotations_are_policy_errors(
 ) -> None:
     path = write("p.cedar", f"{annotation}(principal, action, resource);")
     with pytest.raises(PolicyError, match=problem) as info:
-        CedarAdapter(path, keyring)
+        CedarAdapter(path, keyring, deadline_ms=10_000)
     assert info.value.file == str(path)
 
 
@@ -160,7 +162,7 @@ def test_error_details_never_carry_request_values(write: Write, keyring: Keyring
 forbid(principal, action, resource) when { ip(context.host).isLoopback() };
 permit(principal, action, resource);
 """
-    adapter = CedarAdapter(write("p.cedar", text), keyring)
+    adapter = CedarAdapter(write("p.cedar", text), keyring, deadline_ms=10_000)
     request = req(tool="net.fetch", host="secret-host-value")
     assert "secret-host-value" in str(adapter.engine_answer(request).diagnostics.errors)
     decision = adapter.decide(request)
@@ -170,7 +172,7 @@ permit(principal, action, resource);
 
 def test_entity_ids_cannot_inject_cedar_syntax(write: Write, keyring: Keyring) -> None:
     text = '@id("only-coder")\npermit(principal == Agent::"coder", action, resource);'
-    adapter = CedarAdapter(write("p.cedar", text), keyring)
+    adapter = CedarAdapter(write("p.cedar", text), keyring, deadline_ms=10_000)
     assert adapter.decide(req(agent="coder")).action is Action.ALLOW
     hostile = 'x", action, resource) || principal == Agent::"coder'
     assert adapter.decide(req(agent=hostile)).action is Action.DENY
@@ -240,9 +242,11 @@ permit(principal, action, resource);
 
 
 def test_the_digest_covers_the_policy_text(write: Write, keyring: Keyring) -> None:
-    first = CedarAdapter(write("a/p.cedar", ETC), keyring).policy.digest
-    same = CedarAdapter(write("b/p.cedar", ETC), keyring).policy.digest
-    other = CedarAdapter(write("c/p.cedar", ETC + "\n// changed\n"), keyring).policy.digest
+    first = CedarAdapter(write("a/p.cedar", ETC), keyring, deadline_ms=10_000).policy.digest
+    same = CedarAdapter(write("b/p.cedar", ETC), keyring, deadline_ms=10_000).policy.digest
+    other = CedarAdapter(
+        write("c/p.cedar", ETC + "\n// changed\n"), keyring, deadline_ms=10_000
+    ).policy.digest
     assert first == same != other
 
 

@@ -122,7 +122,7 @@ def test_undefined_and_evaluation_errors_are_unavailable(
 
 
 def test_a_defined_value_of_the_sized_rule_decides(policy_dir: Path, keyring: Keyring) -> None:
-    adapter = RegoAdapter(policy_dir, keyring, query="data.agent.sized")
+    adapter = RegoAdapter(policy_dir, keyring, query="data.agent.sized", deadline_ms=10_000)
     assert adapter.decide(req(size="3")).action is Action.ALLOW
     assert adapter.decide(req(size="30")).matched_rule == "@default"
 
@@ -142,7 +142,7 @@ def test_a_defined_value_of_the_sized_rule_decides(policy_dir: Path, keyring: Ke
 )
 def test_malformed_documents_are_unavailable(write: Write, keyring: Keyring, document: str) -> None:
     path = write("m/p.rego", f"package m\nimport rego.v1\ndecision := {document}\n")
-    decision = RegoAdapter(path, keyring, query="data.m.decision").decide(req())
+    decision = RegoAdapter(path, keyring, query="data.m.decision", deadline_ms=10_000).decide(req())
     assert decision.reason_code is ReasonCode.UNAVAILABLE
     assert "decision document" in (decision.why_trail[-1].detail or "")
 
@@ -171,10 +171,10 @@ def test_the_digest_covers_every_file(write: Write, keyring: Keyring) -> None:
 def test_bad_policies_and_queries_are_clear_errors(write: Write, keyring: Keyring) -> None:
     bad = write("bad/p.rego", "package x\nthis is not rego\n")
     with pytest.raises(PolicyError, match=r"not valid Rego: .*p\.rego:2:") as info:
-        RegoAdapter(bad, keyring, query="data.x.decision")
+        RegoAdapter(bad, keyring, query="data.x.decision", deadline_ms=10_000)
     assert info.value.file == str(bad)
     with pytest.raises(UsageError, match="not a Rego document path"):
-        RegoAdapter(bad, keyring, query="data.x.decision; true")
+        RegoAdapter(bad, keyring, query="data.x.decision; true", deadline_ms=10_000)
     with pytest.raises(PolicyError, match=r"no \.rego files"):
         RegoAdapter(write("empty/readme.txt", "").parent, keyring, query="data.x.d")
 
@@ -240,7 +240,7 @@ def test_revealed_paths_show_in_clear_others_stay_tokens(
     adapter = RegoAdapter(policy_dir, keyring, query="data.agent.decision", mapping=mapping)
     step = adapter.decide(req(path="/etc/x")).why_trail[0]
     assert (step.field, step.field_class, step.value) == ("args.path", None, "/etc/x")
-    hidden = RegoAdapter(policy_dir, keyring, query="data.agent.decision")
+    hidden = RegoAdapter(policy_dir, keyring, query="data.agent.decision", deadline_ms=10_000)
     assert hidden.decide(req(path="/etc/x")).why_trail[0].value != "/etc/x"
 
 
@@ -254,7 +254,7 @@ policy = pathlib.Path(sys.argv[1])
 rule = 'decision := {"allow": regex.match(`^a+$`, input.tool)}'
 policy.write_text(f"package p\nimport rego.v1\n{rule}\n")
 ring = Keyring.generate()
-rego = RegoAdapter(policy, ring, query="data.p.decision")
+rego = RegoAdapter(policy, ring, query="data.p.decision", deadline_ms=10_000)
 assert rego.decide({"tool": "aa"}).action == "allow"
 rule = {"id": "r", "effect": "deny", "when": {"args.c": {"regex": r"rm\ \-rf\ /"}}}
 pack = Pack.from_mapping({"policy": "x", "version": "1", "default": "allow", "rules": [rule]})
@@ -288,7 +288,7 @@ def test_request_values_a_policy_echoes_are_redacted(write: Write, keyring: Keyr
         '    if input.tool == "fs.write"\n'
         'decision := {"allow": true, "deny": deny}\n',
     )
-    adapter = RegoAdapter(policy, keyring, query="data.p.decision")
+    adapter = RegoAdapter(policy, keyring, query="data.p.decision", deadline_ms=10_000)
     request = {"tool": "fs.write", "args": {"path": "/home/dev/.ssh/id_rsa"},
                "caller": {"agent": "coder-7"}}  # fmt: skip
     alone = adapter.engine_answer(request)

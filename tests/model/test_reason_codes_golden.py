@@ -18,7 +18,7 @@ from refusalkit.model import REASON_CODES_VERSION, Action, Decision, ReasonCode
 VECTORS = Path(__file__).resolve().parent.parent / "vectors"
 GOLDEN_V1 = json.loads((VECTORS / "reason-codes-v1.json").read_text(encoding="utf-8"))
 GOLDEN = json.loads((VECTORS / "reason-codes-v2.json").read_text(encoding="utf-8"))
-ALL_ROWS = [row for row in GOLDEN["codes"]]
+ALL_ROWS = list(GOLDEN["codes"])
 
 
 def test_version_and_closed_set() -> None:

@@ -16,7 +16,7 @@ from refusalkit.decide._engine import DecisionPoint
 from refusalkit.decide._explain import decide_lines, explain
 from refusalkit.decide._fast import FastMac, canonical_bytes, stamp
 from refusalkit.decide._pack import Pack, load_pack, pack_digest
-from refusalkit.decide._records import make_decision, make_step, make_subject
+from refusalkit.decide._records import Subjects, make_decision, make_step, make_subject
 from refusalkit.decide._source import Lines, parse_pack_text, read_pack_source
 from refusalkit.decide._wire import DecisionEncoder
 
@@ -27,6 +27,7 @@ __all__ = [
     "FastMac",
     "Lines",
     "Pack",
+    "Subjects",
     "canonical_bytes",
     "decide_lines",
     "explain",

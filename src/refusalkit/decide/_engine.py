@@ -31,7 +31,7 @@ from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, P
 from refusalkit.decide._conditions import FALSE, UNKNOWN
 from refusalkit.decide._fast import FastMac, canonical_bytes, stamp
 from refusalkit.decide._pack import Pack
-from refusalkit.decide._records import make_decision, make_step, make_subject
+from refusalkit.decide._records import Subjects, make_decision, make_step
 from refusalkit.decide._trail import MESSAGES, STAGE_CODES, failure_step, format_args_path
 from refusalkit.errors import RequestError
 from refusalkit.keyring import Keyring
@@ -222,7 +222,7 @@ class DecisionPoint:
             or compiled.filters
         )
         self._tokens: dict[str, dict[str, str]] = {}
-        self._subjects: dict[tuple[Any, Any], Subject] = {}
+        self._subjects = Subjects()
         self._steps: dict[Any, WhyStep] = {}
         self._last_token = ("", "", "")
         effect = compiled.default.value
@@ -577,14 +577,7 @@ class DecisionPoint:
         self._steps[key] = step
 
     def _subject(self, agent: Any, session: Any) -> Subject:
-        key = (agent if type(agent) is str else None, session if type(session) is str else None)
-        subject = self._subjects.get(key)
-        if subject is None:
-            subject = make_subject(_encodable(key[0]), _encodable(key[1]))
-            if len(self._subjects) >= _CACHE_LIMIT:
-                self._subjects.clear()
-            self._subjects[key] = subject
-        return subject
+        return self._subjects.get(agent, session)
 
     # -- failing closed -----------------------------------------------------------------------
 
@@ -627,19 +620,6 @@ class DecisionPoint:
             digest,
             decided_at,
         )
-
-
-def _encodable(value: str | None) -> str | None:
-    """A caller's agent or session id as a decision keeps it: only a ``str`` that UTF-8, and so
-    RFC 8785, can encode (a lone surrogate would make the decision itself unjournalable); else
-    unknown (None). Checked once per distinct id, when its ``Subject`` is made."""
-    if value is None:
-        return None
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    return value
 
 
 def _where(line_number: int | None) -> str:

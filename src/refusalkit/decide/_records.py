@@ -24,7 +24,7 @@ from refusalkit.model import (
     WhyStep,
 )
 
-__all__ = ["make_decision", "make_step", "make_subject"]
+__all__ = ["Subjects", "make_decision", "make_step", "make_subject"]
 
 _new = object.__new__
 
@@ -119,3 +119,43 @@ def make_decision(  # noqa: PLR0917 (mirrors Decision's positional fields)
     _d_version(out, reason_codes_version)  # the engine's own codes are all version 1 codes
     _d_schema(out, DECISION_SCHEMA)
     return out  # type: ignore[no-any-return]
+
+
+_SUBJECT_LIMIT = 4096
+
+
+def _encodable(value: str | None) -> str | None:
+    """A caller's agent or session id as a decision keeps it: only a ``str`` that UTF-8, and so
+    RFC 8785, can encode (a lone surrogate would make the decision itself unjournalable); else
+    unknown (None). Checked once per distinct id, when its ``Subject`` is made."""
+    if value is None:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
+
+
+class Subjects:
+    """The ``Subject`` of ``(caller.agent, caller.session)``, made once per distinct pair.
+
+    A non-string id, or one UTF-8 cannot encode, is unknown (None). The cache is bounded
+    (cleared whole when full) and holds only complete, immutable values: safe between threads.
+    """
+
+    __slots__ = ("_cache",)
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[str | None, str | None], Subject] = {}
+
+    def get(self, agent: Any, session: Any) -> Subject:
+        """The subject of these ids (as the caller sent them: any JSON value)."""
+        key = (agent if type(agent) is str else None, session if type(session) is str else None)
+        subject = self._cache.get(key)
+        if subject is None:
+            subject = make_subject(_encodable(key[0]), _encodable(key[1]))
+            if len(self._cache) >= _SUBJECT_LIMIT:
+                self._cache.clear()
+            self._cache[key] = subject
+        return subject

@@ -17,10 +17,10 @@ from typing import Any, NamedTuple
 
 from refusalkit.decide import (
     FastMac,
+    Subjects,
     canonical_bytes,
     make_decision,
     make_step,
-    make_subject,
     stamp,
 )
 from refusalkit.engines._mapping import MISSING, EngineMapping, lookup, parse_path
@@ -90,7 +90,7 @@ class Recorder:
         self.mapping = mapping
         self._paths: dict[str, tuple[tuple[str, ...], str | None, bool]] = {}
         self._steps: dict[tuple[Any, ...], WhyStep] = {}
-        self._subjects: dict[tuple[Any, Any], Subject] = {}
+        self._subjects = Subjects()
 
     def shown(self, path: str, value: Any) -> str | None:
         """What a step shows of a request value: a token, or the value if its path is revealed."""
@@ -229,16 +229,8 @@ class Recorder:
     def _subject(self, request: Any) -> Subject:
         caller = request.get("caller") if isinstance(request, Mapping) else None
         if not isinstance(caller, Mapping):
-            return Subject()
-        agent, session = caller.get("agent"), caller.get("session")
-        key = (agent if type(agent) is str else None, session if type(session) is str else None)
-        subject = self._subjects.get(key)
-        if subject is None:
-            subject = make_subject(_utf8(key[0]), _utf8(key[1]))
-            if len(self._subjects) >= _CACHE_LIMIT:
-                self._subjects.clear()
-            self._subjects[key] = subject
-        return subject
+            return self._subjects.get(None, None)
+        return self._subjects.get(caller.get("agent"), caller.get("session"))
 
 
 _SCRUB_MIN = 4
@@ -256,14 +248,3 @@ def _string_leaves(value: Any, path: str, depth: int = 0) -> Iterator[tuple[str,
     elif isinstance(value, list):
         for item in value:
             yield from _string_leaves(item, path, depth + 1)
-
-
-def _utf8(value: Any) -> str | None:
-    """An id as a record keeps it: a ``str`` UTF-8 can encode, else unknown (None)."""
-    if not isinstance(value, str):
-        return None
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    return value
