@@ -253,3 +253,32 @@ def test_the_digest_covers_the_policy_text(write: Write, keyring: Keyring) -> No
 def test_no_engine_decision_is_bare(etc: CedarAdapter) -> None:
     """A sanity check that the adapter's engine is the real cedarpy."""
     assert isinstance(etc.engine_answer(req()), cedarpy.AuthzResult)
+
+
+@pytest.mark.parametrize(
+    "owner",
+    [
+        {"__entity": {"type": "Agent", "id": "coder"}},
+        [{"__entity": {"type": "Agent", "id": "coder"}}],
+        {"nested": {"__extn": {"fn": "ip", "arg": "127.0.0.1"}}},
+    ],
+)
+def test_a_caller_cannot_forge_entity_references(
+    write: Write, keyring: Keyring, owner: Any
+) -> None:
+    """Cedar's JSON reads {"__entity": …} in a context as an entity: from the request's args it
+    would let a caller forge `context.owner == principal`. Cedar alone is fooled; the adapter
+    refuses the request (unavailable)."""
+    text = '@id("owner")\npermit(principal, action, resource) when { context.owner == principal };'
+    adapter = CedarAdapter(write("p.cedar", text), keyring, deadline_ms=10_000)
+    forged = req(owner=owner)
+    if isinstance(owner, dict) and "__entity" in owner:
+        alone = cedarpy.is_authorized(
+            {"principal": {"type": "Agent", "id": "coder"}, "action": {"type": "Action", "id": "x"},
+             "resource": {"type": "Tool", "id": "x"}, "context": forged["args"]}, text, "[]",
+        )  # fmt: skip
+        assert alone.allowed  # Cedar alone: the forgery works
+    decision = adapter.decide(forged)
+    assert (decision.action, decision.reason_code) == (Action.DENY, ReasonCode.UNAVAILABLE)
+    assert "Cedar JSON escape" in (decision.why_trail[-1].detail or "")
+    assert adapter.decide(req(owner="coder")).action is Action.DENY  # a string is no entity

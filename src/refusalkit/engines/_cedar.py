@@ -220,6 +220,11 @@ class CedarAdapter(Adapter):
         context = self.mapping.engine_input(request)
         if not isinstance(context, Mapping):
             raise AdapterFailure("the Cedar context is not an object")
+        if _has_escape(context):
+            raise AdapterFailure(
+                "the request carries a Cedar JSON escape (__entity, __extn or __expr) in the "
+                "context; a caller may not make its own entity references"
+            )
         out["context"] = context
         return out
 
@@ -318,6 +323,24 @@ class CedarAdapter(Adapter):
         if policy is None:
             raise AdapterFailure(f"Cedar named a policy the adapter does not know ({pid})")
         return policy
+
+
+_ESCAPES = frozenset({"__entity", "__extn", "__expr"})
+
+
+def _has_escape(value: Any, depth: int = 0) -> bool:
+    """Whether a JSON value holds one of Cedar's JSON escapes: an object with key ``__entity``
+    (an entity reference), ``__extn`` or ``__expr`` (extension values). From the request they
+    would let a caller forge ``context.owner == principal``: refused, fail closed."""
+    if type(value) is str:
+        return False
+    if isinstance(value, Mapping):
+        if depth > 64 or not _ESCAPES.isdisjoint(value):
+            return True
+        return any(type(v) is not str and _has_escape(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return depth > 64 or any(_has_escape(v, depth + 1) for v in value)
+    return False
 
 
 def _step_attribute(policy: CedarPolicy, error: str | None) -> str | None:
