@@ -92,14 +92,6 @@ class Recorder:
         self._steps: dict[tuple[Any, ...], WhyStep] = {}
         self._subjects = Subjects()
 
-    def shown(self, path: str, value: Any) -> str | None:
-        """What a step shows of a request value: a token, or the value if its path is revealed."""
-        if value is MISSING:
-            return None
-        if path in self.mapping.reveal:
-            return value_text(value)
-        return self._mac.token(self.mapping.field_class(path), value)
-
     def scrub(self, text: str, request: Mapping[str, Any]) -> str:
         """``text`` from a policy or an engine, with the request's values taken out.
 
