@@ -156,7 +156,9 @@ class AgtAdapter(Adapter):
             matched = f"{policy}/{rule}"
         else:
             matched = str(policy) if str(policy).startswith("external:") else "@default"
-        reason = self.recorder.scrub(str(result.reason), request)  # a backend may echo input
+        reason = str(result.reason)
+        if rule is None:  # a backend's words may echo the input; a YAML rule's are policy text
+            reason = self.recorder.scrub(reason, request)
         step = self._step(request, matched, meaning, (policy, rule), reason)
         message = None
         if meaning.action.refuses:

@@ -188,6 +188,7 @@ class CedarAdapter(Adapter):
                 "a Cedar mapping needs principal, action and resource", file=mapping.source
             )
         self.mapping = mapping
+        self._roles = tuple(zip(("principal", "action", "resource"), mapping.entities, strict=True))
         self._determining = {
             p.pid: (
                 mapping.request_path(p.attributes[0]) if p.attributes else None,
@@ -209,16 +210,14 @@ class CedarAdapter(Adapter):
     def cedar_request(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """The request Cedar is asked (entity ids as ``{type, id}``: no Cedar syntax injection)."""
         out: dict[str, Any] = {}
-        for role, spec in zip(
-            ("principal", "action", "resource"), self.mapping.entities, strict=True
-        ):
+        for role, spec in self._roles:
             value = lookup(request, spec.id_path)
-            if not isinstance(value, str):
+            if type(value) is not str:
                 where = ".".join(spec.id_path)
                 raise AdapterFailure(f"the {role} id ({where}) is missing or not a string")
             out[role] = {"type": spec.type, "id": value}
         context = self.mapping.engine_input(request)
-        if not isinstance(context, Mapping):
+        if type(context) is not dict and not isinstance(context, Mapping):
             raise AdapterFailure("the Cedar context is not an object")
         if _has_escape(context):
             raise AdapterFailure(
@@ -326,20 +325,24 @@ class CedarAdapter(Adapter):
 
 
 _ESCAPES = frozenset({"__entity", "__extn", "__expr"})
+_SCALARS = frozenset({str, bool, int, float, type(None)})
 
 
 def _has_escape(value: Any, depth: int = 0) -> bool:
     """Whether a JSON value holds one of Cedar's JSON escapes: an object with key ``__entity``
     (an entity reference), ``__extn`` or ``__expr`` (extension values). From the request they
     would let a caller forge ``context.owner == principal``: refused, fail closed."""
-    if type(value) is str:
+    kind = type(value)
+    if kind in _SCALARS:
         return False
-    if isinstance(value, Mapping):
-        if depth > 64 or not _ESCAPES.isdisjoint(value):
+    if depth > 64:
+        return True
+    if kind is dict or isinstance(value, Mapping):
+        if not _ESCAPES.isdisjoint(value):
             return True
-        return any(type(v) is not str and _has_escape(v, depth + 1) for v in value.values())
-    if isinstance(value, list):
-        return depth > 64 or any(_has_escape(v, depth + 1) for v in value)
+        return any(type(v) not in _SCALARS and _has_escape(v, depth + 1) for v in value.values())
+    if kind is list or isinstance(value, list):
+        return any(type(v) not in _SCALARS and _has_escape(v, depth + 1) for v in value)
     return False
 
 

@@ -101,9 +101,15 @@ class Recorder:
         its redaction token (revealed paths excepted), longest first, so the record never shows
         a request value in clear, wherever a policy put it.
         """
-        leaves = sorted(_string_leaves(request, ""), key=lambda leaf: -len(leaf[1]))
-        for path, value in leaves:
-            if len(value) >= _SCRUB_MIN and value in text and path not in self.mapping.reveal:
+        found = [
+            leaf
+            for leaf in _string_leaves(request, "")
+            if len(leaf[1]) >= _SCRUB_MIN and leaf[1] in text
+        ]
+        if len(found) > 1:
+            found.sort(key=lambda leaf: -len(leaf[1]))
+        for path, value in found:
+            if path not in self.mapping.reveal:
                 text = text.replace(value, self._mac.token(self.mapping.field_class(path), value))
         return text
 
@@ -230,13 +236,14 @@ _SCRUB_MIN = 4
 
 def _string_leaves(value: Any, path: str, depth: int = 0) -> Iterator[tuple[str, str]]:
     """``(dotted path, string)`` of every string in a JSON value (lists keep their parent path)."""
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str:
         yield path, value
     elif depth > 32:
         return
-    elif isinstance(value, Mapping):
+    elif kind is dict or isinstance(value, Mapping):
         for key, item in value.items():
             yield from _string_leaves(item, f"{path}.{key}" if path else str(key), depth + 1)
-    elif isinstance(value, list):
+    elif kind is list:
         for item in value:
             yield from _string_leaves(item, path, depth + 1)
