@@ -52,11 +52,16 @@ def test_serve_decides_journals_and_reloads_with_cedar(
         ready = client.get("/readyz").json()
         assert ready["ready"] is True
         assert ready["pack"]["digest"] == record["policy"]["digest"]
+        policy.write_text("permit(principal, action")  # broken: rejected, the old one serves
+        rejected = client.post("/v1/admin/reload")
+        assert rejected.status_code == 422
+        assert "not valid Cedar" in rejected.text
+        assert client.post("/v1/decide", json=request).json()["matched_rule"] == "no-etc"
         policy.write_text('@id("all")\npermit(principal, action, resource);\n')
         reload = client.post("/v1/admin/reload").json()
         assert reload["loaded"] is True
         assert client.post("/v1/decide", json=request).json()["action"] == "allow"
-        assert client.get("/v1/stats").json()["total"] == 2
+        assert client.get("/v1/stats").json()["total"] == 3
 
 
 def test_a_pack_and_an_engine_together_are_refused(
