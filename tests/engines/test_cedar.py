@@ -282,3 +282,41 @@ def test_a_caller_cannot_forge_entity_references(
     assert (decision.action, decision.reason_code) == (Action.DENY, ReasonCode.UNAVAILABLE)
     assert "Cedar JSON escape" in (decision.why_trail[-1].detail or "")
     assert adapter.decide(req(owner="coder")).action is Action.DENY  # a string is no entity
+
+
+def test_schema_and_entities_files(write: Write, keyring: Keyring) -> None:
+    schema = write(
+        "s.cedarschema",
+        """\
+entity Agent in [Team];
+entity Team;
+entity Tool;
+action "fs.write" appliesTo { principal: [Agent], resource: [Tool], context: { path: String } };
+""",
+    )
+    entities = write(
+        "e.json",
+        '[{"uid": {"type": "Agent", "id": "coder"}, "attrs": {},'
+        ' "parents": [{"type": "Team", "id": "devs"}]},'
+        ' {"uid": {"type": "Team", "id": "devs"}, "attrs": {}, "parents": []}]',
+    )
+    policy = write("p.cedar", '@id("devs")\npermit(principal in Team::"devs", action, resource);')
+    adapter = CedarAdapter(policy, keyring, schema=schema, entities=entities, deadline_ms=10_000)
+    assert adapter.decide(req(path="/a")).matched_rule == "devs"  # via the entity's parent
+    assert adapter.decide(req(agent="ops", path="/a")).matched_rule == "@default"
+    secret = "/home/dev/.ssh/id_rsa-is-not-a-number"
+    bad = adapter.decide({"tool": "fs.write", "args": {"path": 3, "x": secret},
+                          "caller": {"agent": "coder"}})  # fmt: skip
+    assert bad.reason_code is ReasonCode.UNAVAILABLE  # the schema rejects the context
+    assert secret not in json.dumps(bad.to_dict())  # Cedar's message quotes the context
+    plain = CedarAdapter(policy, keyring)
+    assert adapter.policy.digest != plain.policy.digest  # schema and entities are sources too
+
+
+def test_bad_schema_and_entities_files_are_policy_errors(write: Write, keyring: Keyring) -> None:
+    policy = write("p.cedar", ETC)
+    with pytest.raises(PolicyError, match="not a valid Cedar schema") as info:
+        CedarAdapter(policy, keyring, schema=write("s.cedarschema", "entity {"))
+    assert info.value.file is not None
+    with pytest.raises(PolicyError, match="not valid Cedar entities"):
+        CedarAdapter(policy, keyring, entities=write("e.json", "[{]"))

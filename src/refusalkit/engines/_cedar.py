@@ -174,7 +174,10 @@ class CedarAdapter(Adapter):
         if schema is not None:
             schema_text = _read(Path(schema))
             sources.append(("schema:" + Path(schema).name, schema_text.encode("utf-8")))
-            self._schema = cedarpy.Schema.from_str(schema_text)
+            try:
+                self._schema = cedarpy.Schema.from_str(schema_text)
+            except ValueError as exc:
+                raise PolicyError(f"not a valid Cedar schema: {exc}", file=str(schema)) from exc
         entity_text = "[]" if entities is None else _read(Path(entities))
         if entities is not None:
             sources.append(("entities:" + Path(entities).name, entity_text.encode("utf-8")))
