@@ -7,7 +7,7 @@
    (the work the runner adds: HTTP, retries bookkeeping, the on-disk cache, judging).
    Peer: a bare httpx loop (one AsyncClient, a semaphore of 32, no cache, no judge): what any
    script would do. Target: overhead <= 2 ms per prompt.
-2. Judges: responses judged per second over XSTest's 450 GPT-4 responses, per judge, with
+2. Judges: responses judged per CPU-second over XSTest's 900 labelled responses, per judge, with
    XSTest's string-match baseline as the peer. Target: keyword >= 50,000 responses/s.
 
     python bench/calibrate.py [--quick]     # table + bench/results/calibrate.json
@@ -36,16 +36,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from judges import load_labelled, xstest_strmatch  # noqa: E402
+from judges import speed  # noqa: E402
 from refusalkit.provenance import (  # noqa: E402
     CalibrationSet,
     KeywordJudge,
     OpenAIRunner,
-    TypedPrefixJudge,
     import_xstest,
     run_calibration,
 )
-from refusalkit.provenance._classifier import ClassifierJudge  # noqa: E402
 from support.openai_server import OpenAIServer  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "calibrate.json"
@@ -133,25 +131,8 @@ def bench_runner(latencies: list[float], repeats: int) -> list[dict[str, Any]]:
 
 
 def bench_judges(seconds: float) -> list[dict[str, Any]]:
-    """Responses per second per judge over XSTest's GPT-4 responses."""
-    texts = [text for _, text, _ in load_labelled()]
-    judges: dict[str, Callable[[str], object]] = {
-        "xstest-strmatch (peer)": xstest_strmatch,
-        "keyword v1": KeywordJudge().judge,
-        "typed-prefix v1": TypedPrefixJudge().judge,
-        "classifier v1": ClassifierJudge().judge,
-    }
-    results = []
-    for name, judge in judges.items():
-        for text in texts:  # warm-up
-            judge(text)
-        done, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            for text in texts:
-                judge(text)
-            done += len(texts)
-        results.append({"judge": name, "responses_per_s": done / (time.perf_counter() - start)})
-    return results
+    """Responses per CPU-second per judge (``bench/judges.py``'s measurement, peer first)."""
+    return [{"judge": name, "responses_per_s": rate} for name, rate in speed(seconds).items()]
 
 
 def _print(runner: list[dict[str, Any]], judges: list[dict[str, Any]]) -> None:
@@ -179,7 +160,7 @@ def _print(runner: list[dict[str, Any]], judges: list[dict[str, Any]]) -> None:
             f"{row['cpu_ms_per_prompt']:.2f} ms", f"{peer['wall_s'] / row['wall_s']:.2f}x speed",
         )  # fmt: skip
     console.print(table)
-    table = Table(title="Judge throughput (XSTest GPT-4 responses)")
+    table = Table(title="Judge throughput (900 labelled XSTest responses, per CPU-second)")
     for column in ("judge", "responses/s", "vs peer"):
         table.add_column(column, justify="left" if column == "judge" else "right")
     peer_rate = judges[0]["responses_per_s"]

@@ -1,4 +1,4 @@
-"""Chat turn guard overhead: guarded turn vs the bare responder, same run (issue 4).
+"""Chat turn guard overhead: guarded turn vs the bare responder, same run.
 
 For 200-token and 2,000-token articulations, every predicate on (five safety boundaries with a
 harm classifier and a DecisionPoint on the bundled ``agent-tools.yaml`` pack deciding one proposed

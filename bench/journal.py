@@ -1,16 +1,22 @@
-"""Benchmark of the journal (issue 3) against pymerkle, side by side in the same run.
+"""Benchmark of the journal against pymerkle, side by side in the same run.
 
 ``python bench/journal.py [--quick]`` measures appends/s on SQLite and PostgreSQL with batches of 1
 and 1,000, inclusion and consistency proof times at 10k, 100k and 1M entries, and a full verify at
-1M (``--quick`` skips the 1M rows). Both sides append the same decision records: refusalkit takes
-records (RFC 8785 + leaf hash + tree nodes, durable: WAL, ``synchronous=FULL``); pymerkle's
-``SqliteTree`` takes bytes, so its timed loop includes serialising each record with ``json.dumps``
-(sorted keys), which is cheaper than full RFC 8785. Measurements alternate between the two and the
-best of three is kept, because a shared machine is noisy.
+1M (``--quick`` skips the 1M rows). It also measures what tamper evidence costs: a checkpoint with
+the signer-state check (load the state, RFC 9162 consistency proof from the last signed size)
+alone, beside pymerkle's consistency proof at that size (the nearest work it does); the whole
+checkpoint (the check, signing, the durable state write, the store's commit), whose two fsyncs
+bound it (one fsync's cost on this disk is measured in the same run); and a witness cosignature
+round trip on loopback (``refusalkit witness serve`` as a real process; pymerkle has no witness, so
+that row has no peer). Both sides append the same decision records: refusalkit takes records (RFC
+8785 + leaf hash + tree nodes, durable: WAL, ``synchronous=FULL``); pymerkle's ``SqliteTree`` takes
+bytes, so its timed loop includes serialising each record with ``json.dumps`` (sorted keys), which
+is cheaper than full RFC 8785. Measurements alternate between the two and the best of three is
+kept, because a shared machine is noisy.
 
 pymerkle is GPL: it is never a dependency. This script makes a throw-away venv
-(``bench/.pymerkle-venv``), installs pymerkle there and drives it as a subprocess.
-Results: ``bench/results/journal.json``; ratio = how many times faster refusalkit is.
+(``bench/.pymerkle-venv``), installs pymerkle there and drives it as a subprocess. Results:
+``bench/results/journal.json``; ratio = how many times faster refusalkit is.
 """
 
 from __future__ import annotations
@@ -31,9 +37,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from refusalkit.journal import open_journal
-from refusalkit.journal._canonical import ENCODERS
+from refusalkit._durable import SlotFile
+from refusalkit.journal import open_journal, signer_state_dir
 from refusalkit.keyring import Keyring
+from refusalkit.model._canonical import ENCODERS
 
 HERE = Path(__file__).resolve().parent
 VENV = HERE / ".pymerkle-venv"
@@ -43,7 +50,7 @@ console = Console()
 
 DECISION_CODE = '''
 def decision(i):
-    """A realistic decision record (DESIGN.md section 1), about 700 bytes canonical."""
+    """A realistic decision record (docs/design/decision.md), about 700 bytes canonical."""
     return {
         "schema": "refusalkit.decision/v1",
         "decision_id": "0193f1c2-0000-7000-8000-%012d" % i,
@@ -187,6 +194,91 @@ def _our_proofs(journal: Any, size: int, samples: int) -> tuple[float, float]:
     return inclusion, (time.perf_counter() - started) / samples * 1e3
 
 
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
+def _checkpoints(journal: Any, samples: int) -> tuple[float, float]:
+    """Median ms of the signer-state check alone (load the state, read the head, build and
+    verify the RFC 9162 consistency proof from the last signed size) and of a whole
+    ``checkpoint()`` (the check, signing, the durable state write, the store's commit), one entry
+    appended before each."""
+    checks, totals = [], []
+    for i in range(samples):
+        journal.append([decision(10_000_000 + i)])
+        started = time.perf_counter()
+        anchor = journal.signer.load()
+        journal._require_extension(anchor[0], journal._head())  # the part timed
+        checks.append((time.perf_counter() - started) * 1e3)
+        started = time.perf_counter()
+        journal.checkpoint()
+        totals.append((time.perf_counter() - started) * 1e3)
+    return _median(checks), _median(totals)
+
+
+def _durable_writes(workdir: Path, samples: int) -> float:
+    """Median ms of one durable state write (a slot written in place, one fsync): the floor
+    under a checkpoint's state write and a witness's answer on this disk."""
+    slots, times = SlotFile(workdir / "floor.json"), []
+    slots.write("x" * 400)
+    slots.write("x" * 400)  # both slots exist: every timed write is one fsync
+    for _ in range(samples):
+        started = time.perf_counter()
+        slots.write("x" * 400)
+        times.append((time.perf_counter() - started) * 1e3)
+    return _median(times)
+
+
+def _witness_round_trips(workdir: Path, keyring: Keyring, samples: int) -> float:
+    """Median ms of one ``add-checkpoint`` round trip to a witness process on 127.0.0.1."""
+    import httpx  # noqa: PLC0415
+
+    from refusalkit.journal import NoteVerifier, parse_checkpoint_body, parse_note  # noqa: PLC0415
+    from refusalkit.witness import WitnessDir, submit  # noqa: PLC0415
+
+    origin = "bench.example/witnessed"
+    witness = WitnessDir.init(workdir / "witness", "bench.example/w1")
+    witness.add_log(origin, NoteVerifier.for_key(origin, keyring.public_key_bytes()).vkey)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from refusalkit.cli import main; main()",
+            "witness",
+            "serve",
+            str(witness.root),
+            "--port",
+            "0",
+        ],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        url = proc.stderr.readline().strip().rsplit(" ", 1)[-1]
+        store = str(workdir / "witnessed.db")
+        times, old = [], 0
+        with open_journal(store, keyring, origin=origin) as journal, httpx.Client() as client:
+
+            def proof(a: int, b: int) -> list[bytes]:
+                return [bytes.fromhex(h) for h in journal.consistency_proof(a, b)["hashes"]]
+
+            for i in range(samples + 1):
+                journal.append([decision(i)])
+                note = journal.checkpoint()
+                started = time.perf_counter()
+                outcome = submit(client, url, note, proof, old=old)
+                if i:  # the first opens the connection
+                    times.append((time.perf_counter() - started) * 1e3)
+                assert outcome.lines, outcome.error
+                old = parse_checkpoint_body(parse_note(note)[0]).size
+        return _median(times)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 def run(quick: bool, workdir: Path) -> tuple[dict[str, float], dict[str, float]]:
     keyring, peer = Keyring.generate(), Pymerkle()
     ours: dict[str, float] = {}
@@ -212,10 +304,15 @@ def run(quick: bool, workdir: Path) -> tuple[dict[str, float], dict[str, float]]
                 _drop(url)
         sizes = [10_000, 100_000] if quick else [10_000, 100_000, 1_000_000]
         chunk = [decision(i) for i in range(10_000)]
-        with open_journal(str(workdir / "proofs.db"), keyring) as journal:
+        state = signer_state_dir(workdir / "keyring.json")
+        with open_journal(str(workdir / "proofs.db"), keyring, signer_state=state) as journal:
             for size in sizes:
                 while journal.size() < size:
                     journal.append(chunk)
+                journal.checkpoint()
+                check, whole = _checkpoints(journal, 30)
+                ours[f"signer-state check ms, {size:,}"] = check
+                ours[f"checkpoint with the check, durable, ms, {size:,}"] = whole
                 inc, con = _our_proofs(journal, size, 1000)
                 ours[f"inclusion proof ms, {size:,}"] = inc
                 ours[f"consistency proof ms, {size:,}"] = con
@@ -224,9 +321,14 @@ def run(quick: bool, workdir: Path) -> tuple[dict[str, float], dict[str, float]]
                 )
                 theirs[f"inclusion proof ms, {size:,}"] = float(p_inc)
                 theirs[f"consistency proof ms, {size:,}"] = float(p_con)
+                theirs[f"signer-state check ms, {size:,}"] = float(p_con)
             if not quick:
                 journal.checkpoint()
                 ours["full verify s, 1,000,000"] = journal.verify().seconds
+        ours["witness cosignature round trip ms (loopback)"] = _witness_round_trips(
+            workdir, keyring, 50
+        )
+        ours["one fsync'd state write ms (the disk's floor)"] = _durable_writes(workdir, 30)
     finally:
         peer.close()
     return ours, theirs

@@ -79,6 +79,34 @@ def postgres_url(postgres_admin_url: str) -> Iterator[str]:
 def vectors() -> Path:
     """``tests/vectors``: published vectors and third-party data, each with its attribution.
 
-    ``tlog-vectors/`` and ``xstest/`` are unmodified copies of ``../shared/data``.
+    ``tlog-vectors/`` and ``xstest/`` are unmodified copies of the published data sets (see each
+    directory's attribution).
     """
     return VECTORS
+
+
+# The fast subset (`python -m pytest -m fast`, CONTRIBUTING.md): each part's core semantics, the
+# pinned surfaces and the repository checks, in well under 30 s. No servers, no databases.
+FAST = (
+    "model/",
+    "test_redact.py",
+    "test_keyring.py",
+    "test_public_api.py",
+    "test_repo_hygiene.py",
+    "test_doctests.py",
+    "decide/test_engine.py",
+    "decide/test_pack.py",
+    "decide/test_examples.py",
+    "journal/test_tree_vectors.py",
+    "journal/test_note.py",
+    "chat/test_surface.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests of the fast subset ``fast``."""
+    root = Path(__file__).resolve().parent
+    for item in items:
+        where = item.path.resolve().relative_to(root).as_posix()
+        if where.startswith(FAST):
+            item.add_marker(pytest.mark.fast)

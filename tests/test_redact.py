@@ -1,4 +1,4 @@
-"""Redaction tokens (DESIGN.md §1): keyed, correlating, and never revealing the value."""
+"""Redaction tokens (docs/design/decision.md): keyed, correlating, and never revealing the value."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import hashlib
 import hmac
 import re
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from refusalkit.keyring import Keyring
@@ -52,3 +52,30 @@ def test_non_string_values_are_redacted_as_canonical_json() -> None:
 def test_digest_is_full_length_and_keyed() -> None:
     digest = Redactor("k7", b"\x04" * 32).digest(b"{}")
     assert re.fullmatch(r"hmac-sha256:k7:[0-9a-f]{64}", digest)
+
+
+@settings(max_examples=100)
+@given(st.binary(min_size=1, max_size=150), st.text(max_size=12), st.text(max_size=40))
+def test_redactor_equals_hmac(key: bytes, field_class: str, value: str) -> None:
+    """The prepared-state HMAC is RFC 2104's, for keys shorter and longer than a block."""
+    redactor = Redactor("k9", key)
+    data = value.encode("utf-8", "surrogatepass")
+    expected = hmac.new(key, data, hashlib.sha256).hexdigest()
+    assert redactor.digest(data) == f"hmac-sha256:k9:{expected}"
+    for item in (value, 12, None, [1, "x"], {"a": True}):
+        text = value_text(item).encode("utf-8", "surrogatepass")
+        try:
+            token = redactor.token(field_class, item)
+        except UnicodeEncodeError:  # a lone surrogate cannot be a token
+            assert not _encodable(field_class + value_text(item))
+            continue
+        mac = hmac.new(key, field_class.encode() + b"\x00" + text, hashlib.sha256).hexdigest()
+        assert token == f"<redacted:hmac-sha256:k9:{mac[:16]}>"
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -2,7 +2,16 @@
 
 The parts: ``refusalkit.model`` (records, no I/O), ``refusalkit.decide`` (the decision point),
 ``refusalkit.journal`` (the transparency log), ``refusalkit.chat`` (the chat turn guard),
-``refusalkit.provenance`` (refusal drift) and ``refusalkit.server`` (the HTTP service).
+``refusalkit.provenance`` (refusal drift), ``refusalkit.server`` (the HTTP service),
+``refusalkit.client`` (its client) and ``refusalkit.integrations`` (agent frameworks); the errors
+are in ``refusalkit.errors`` (docs/design/architecture.md). The root exports the records and each
+part's main entry point; ``refusalkit.enforcer(policy=PATH, journal=STORE, keyring=PATH)`` is the
+local ``Enforcer`` (docs/design/client.md)::
+
+    import refusalkit
+
+    keyring = refusalkit.Keyring.generate()
+    point = refusalkit.DecisionPoint(refusalkit.load_pack("pack.yaml"), keyring)
 """
 
 from __future__ import annotations
@@ -10,57 +19,24 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from refusalkit.errors import (
-    CalibrationError,
-    CalibrationSetError,
-    ChatError,
-    ComparisonError,
-    EthicsPackError,
-    JournalError,
-    KeyringError,
-    PolicyError,
-    ProofError,
-    RefusalkitError,
-    RequestError,
-    ResponderError,
-    RunnerError,
-    SafetyPackError,
-    ServiceError,
-    StoreError,
-    UsageError,
-    VerificationError,
-)
+from refusalkit._version import __version__
+from refusalkit.errors import RefusalkitError
 from refusalkit.keyring import Keyring
-from refusalkit.model import (
-    DECISION_SCHEMA,
-    REASON_CODES_VERSION,
-    Action,
-    Decision,
-    ReasonCode,
-    Request,
-    WhyStep,
-    canonical_json,
-)
-from refusalkit.redact import Redactor
-
-__version__ = "0.1.0"
+from refusalkit.model import Action, Decision, ReasonCode
 
 if TYPE_CHECKING:
-    from refusalkit.chat import ChatResponse, ChatRuntime
-    from refusalkit.decide import DecisionPoint, Pack, load_pack
-    from refusalkit.journal import Journal, Receipt, open_journal, verify_receipt
-    from refusalkit.provenance import Directive, compare, require_baseline
+    from refusalkit.chat import ChatRuntime
+    from refusalkit.decide import DecisionPoint, load_pack
+    from refusalkit.enforce import enforcer
+    from refusalkit.journal import open_journal, verify_receipt
+    from refusalkit.provenance import compare, require_baseline
 
 # The parts' entry points, imported on first use so `import refusalkit` stays light (PEP 562).
 _LAZY = {
-    "ChatResponse": "refusalkit.chat",
     "ChatRuntime": "refusalkit.chat",
     "DecisionPoint": "refusalkit.decide",
-    "Directive": "refusalkit.provenance",
-    "Journal": "refusalkit.journal",
-    "Pack": "refusalkit.decide",
-    "Receipt": "refusalkit.journal",
     "compare": "refusalkit.provenance",
+    "enforcer": "refusalkit.enforce",
     "load_pack": "refusalkit.decide",
     "open_journal": "refusalkit.journal",
     "require_baseline": "refusalkit.provenance",
@@ -79,43 +55,16 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "DECISION_SCHEMA",
-    "REASON_CODES_VERSION",
     "Action",
-    "CalibrationError",
-    "CalibrationSetError",
-    "ChatError",
-    "ChatResponse",
     "ChatRuntime",
-    "ComparisonError",
     "Decision",
     "DecisionPoint",
-    "Directive",
-    "EthicsPackError",
-    "Journal",
-    "JournalError",
     "Keyring",
-    "KeyringError",
-    "Pack",
-    "PolicyError",
-    "ProofError",
     "ReasonCode",
-    "Receipt",
-    "Redactor",
     "RefusalkitError",
-    "Request",
-    "RequestError",
-    "ResponderError",
-    "RunnerError",
-    "SafetyPackError",
-    "ServiceError",
-    "StoreError",
-    "UsageError",
-    "VerificationError",
-    "WhyStep",
     "__version__",
-    "canonical_json",
     "compare",
+    "enforcer",
     "load_pack",
     "open_journal",
     "require_baseline",

@@ -5,9 +5,10 @@ prints both, never a traceback::
 
     RefusalkitError
     ├── UsageError                 bad arguments to a command or a call
+    │   └── MissingExtraError      an optional dependency is not installed (names the extra)
     ├── KeyringError               keyring missing, unreadable, too open, or a key id unknown
     ├── PolicyError                a policy pack that does not load (names file, line and key)
-    ├── RequestError               a request that is not a well-formed request (decided unavailable)
+    ├── RequestError               a request that is not well formed (decided input-rejected)
     ├── JournalError
     │   ├── StoreError             a store that cannot be opened, or is corrupt or foreign
     │   ├── ProofError             a proof asked for sizes or indices the log does not have
@@ -35,6 +36,7 @@ __all__ = [
     "EthicsPackError",
     "JournalError",
     "KeyringError",
+    "MissingExtraError",
     "PolicyError",
     "ProofError",
     "RefusalkitError",
@@ -70,6 +72,17 @@ class UsageError(RefusalkitError):
     default_hint = "Check the command's arguments with --help."
 
 
+class MissingExtraError(UsageError):
+    """A command needs an optional dependency that is not installed; names the extra to add."""
+
+    def __init__(self, module: str, extra: str) -> None:
+        self.module, self.extra = module, extra
+        super().__init__(
+            f"this needs the optional dependency {module!r}, which is not installed",
+            hint=f"Install the {extra!r} extra: pip install 'refusalkit[{extra}]'",
+        )
+
+
 class KeyringError(RefusalkitError):
     """The keyring cannot be used: missing, unreadable, readable by others, or lacking a key."""
 
@@ -98,7 +111,8 @@ class PolicyError(RefusalkitError):
 
 
 class RequestError(RefusalkitError):
-    """A request that is not well formed; a decision point answers it ``deny`` + ``unavailable``."""
+    """A request that is not well formed; a decision point answers it ``deny`` + ``input-rejected``
+    by the ``@request`` stage (the caller must change it; a retry of the same bytes cannot help)."""
 
     default_hint = "Send one JSON object with a string `tool`; `args` and `caller` must be objects."
 

@@ -167,6 +167,17 @@ class Keyring:
         return cls.from_dict(data)
 
 
+def _load_named_by_env(path: Path) -> Keyring:
+    """The keyring ``$REFUSALKIT_KEYRING`` names; a missing one says where the name came from."""
+    if not path.exists():
+        raise KeyringError(
+            f"no keyring at {path}, the file ${KEYRING_ENV} names",
+            hint=f"Create it with `refusalkit keys init {path}`, or unset {KEYRING_ENV} "
+            "to use the default keyring.",
+        )
+    return Keyring.load(path)
+
+
 def default_keyring_path() -> Path:
     """Where the default keyring lives: the user's data directory."""
     return Path(platformdirs.user_data_dir("refusalkit")) / "keyring.json"
@@ -180,9 +191,11 @@ def resolve_keyring(
     With ``create``, a missing default keyring (only the default) is generated; an explicit
     path that does not exist is an error, so a typo never silently makes new keys.
     """
-    explicit = path or os.environ.get(KEYRING_ENV)
-    if explicit:
-        return Keyring.load(explicit), Path(explicit)
+    if path:
+        return Keyring.load(path), Path(path)
+    named = os.environ.get(KEYRING_ENV)
+    if named:
+        return _load_named_by_env(Path(named)), Path(named)
     target = default_keyring_path()
     if create and not target.exists():
         Keyring.generate().save(target)

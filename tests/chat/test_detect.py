@@ -5,14 +5,16 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from stdnum import luhn
 
-from refusalkit.chat import find_private_data, find_secrets, looks_like_refusal
 from refusalkit.chat._cues import _REGISTRY, present
-from refusalkit.chat._detect import luhn_valid
+from refusalkit.chat._detect import find_private_data, find_secrets, looks_like_refusal
+from refusalkit.chat._scrub import redact_text
+from refusalkit.keyring import Keyring
 
 SECRETS = {
-    "aws_access_key_id": "use AKIAIOSFODNN7EXAMPLE for the bucket",
-    "aws_secret_access_key": "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "aws_access_key_id": "use AKIAQ3EGRT5WZ7XK2LMN for the bucket",
+    "aws_secret_access_key": "aws_secret_access_key = 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",
     "private_key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEow...",
     "github_token": "token ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R",
     "slack_token": "xoxb-123456789012-abcdefghijkl",
@@ -46,9 +48,9 @@ def test_placeholders_and_prose_are_not_credentials(text: str) -> None:
 
 
 def test_findings_carry_spans_not_values() -> None:
-    text = "key: AKIAIOSFODNN7EXAMPLE."
+    text = "key: AKIAQ3EGRT5WZ7XK2LMN."
     [finding] = find_secrets(text)
-    assert text[finding.start : finding.end] == "AKIAIOSFODNN7EXAMPLE"
+    assert text[finding.start : finding.end] == "AKIAQ3EGRT5WZ7XK2LMN"
     assert "AKIA" not in str(finding.to_dict())
 
 
@@ -59,7 +61,7 @@ def test_findings_carry_spans_not_values() -> None:
         ("phone", "call (415) 555-2671"),
         ("phone", "call +44 20 7946 0958"),
         ("payment_card", "card 4539 1488 0343 6467"),
-        ("us_ssn", "SSN 219-09-9999"),
+        ("us_ssn", "SSN 536-22-8726"),
         ("uk_nino", "NI JG 10 37 59 A"),
         ("es_dni", "DNI 12345678Z"),
     ],
@@ -83,25 +85,10 @@ def test_invalid_or_reserved_values_are_not_personal_data(text: str) -> None:
     assert find_private_data(text) == []
 
 
-def _luhn_digit(body: str) -> str:
-    for d in "0123456789":
-        if luhn_valid(body + d):
-            return d
-    raise AssertionError("a Luhn check digit always exists")
-
-
 @settings(max_examples=100)
-@given(body=st.text(alphabet="0123456789", min_size=12, max_size=18))
-def test_luhn_exactly_one_check_digit(body: str) -> None:
-    good = _luhn_digit(body)
-    assert sum(luhn_valid(body + d) for d in "0123456789") == 1
-    assert luhn_valid(body + good)
-
-
-@settings(max_examples=100)
-@given(body=st.text(alphabet="0123456789", min_size=15, max_size=15))
-def test_every_luhn_valid_16_digit_card_is_found(body: str) -> None:
-    number = body + _luhn_digit(body)
+@given(body=st.text(alphabet="0123456789", min_size=14, max_size=14))
+def test_every_luhn_valid_16_digit_visa_number_is_found(body: str) -> None:
+    number = "4" + body + luhn.calc_check_digit("4" + body)
     spaced = " ".join(number[i : i + 4] for i in range(0, 16, 4))
     found = find_private_data(f"the card is {spaced}.")
     assert [(f.kind, f.value) for f in found] == [("payment_card", number)]
@@ -173,3 +160,140 @@ def test_a_private_key_finding_spans_the_whole_block() -> None:
     cut = f"Here: -----BEGIN RSA PRIVATE KEY-----\n{body}"  # truncated: no END line
     [found] = find_secrets(cut)
     assert cut[found.start : found.end].endswith(body)
+
+
+# -- the evasions a real-world corpus found -----------------------------------------------------
+
+EVASIONS = {
+    "upper-case token": "TOKEN: GHP_1A2B3C4D5E6F7G8H9I0J1K2L3M4N5O6P7Q8R",
+    "token with a space inside": "use ghp_1a2B3c4D5e6F7g8H9i0J 1k2L3m4N5o6P7q8R please",
+    "stripe publishable live key": "pk_live_51HqLyjWDarjtT1zdp7dcXyZ0a9B8c7D6e5",
+    "stripe webhook secret": "whsec_5f8Kq2Lm9Zx3Vb7Nc1Qw4Er6Ty8Ui0Op",
+    "slack app token": "xapp-1-A0123ABCDEF-1234567890123-" + "9f" * 32,
+    "azure sas signature": "https://a.blob.core.windows.net/c/f?sv=2022-11-02&sig=Zx9Lm2Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk%2B%3D",
+    "putty private key": "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\n"
+    "AAAAIGh8Kq2Lm9Zx3Vb7Nc1Qw4Er6Ty8Ui0OpAsDfGhJkLzXc\nPrivate-MAC: 5f8e9d",
+    "jwk private key": '{"kty": "OKP", "crv": "Ed25519", '
+    '"x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", '
+    '"d": "nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A"}',
+    "bare base64 key body": "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+    "VTLw7onLRnrq0Zx3Vb7Nc1Qw4Er6Ty8Ui0OpAsDfGhJkLzXcVbNm1Qw2Er3Ty4Ui5O",
+    "lower-case armour": "-----begin rsa private key-----\nmiieowibaakcaqeau1su1lfvlphcozmxh2mo",
+    "spaced armour": "----- BEGIN RSA PRIVATE KEY -----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgO",
+    "the password is": "ok, the password is Tr0ub4dor&3x, don't share it",
+    "pass =": "pass = Xk9#mQ2vL7",
+    "--password": "mysql -u root --password Xk9mQ2vL7z prod",
+    "redis://:pw@host": "redis://:Xk9mQ2vL7zPw@cache.internal:6379/0",
+    "{Real}": "password={Xk9#mQ2vL7}",
+    "${NAME:-default}": "password=${DB_PASSWORD:-Xk9#mQ2vL7}",
+    "<value>": "password=<Xk9#mQ2vL7>",
+}
+
+
+@pytest.mark.parametrize("text", EVASIONS.values(), ids=list(EVASIONS))
+def test_evasions_are_found(text: str) -> None:
+    assert find_secrets(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password=${DB_PASSWORD}",
+        "password=<your-password>",
+        "password={password}",
+        "API_KEY=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "SLACK_TOKEN=xoxb-your-bot-token",
+        "password = os.environ['DB_PASSWORD']",
+        '"idempotency_key": "550e8400-e29b-41d4-a716-446655440000"',
+        "checksum_key: " + "ab12" * 16,
+    ],
+)
+def test_only_whole_placeholders_and_identifiers_are_ignored(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        ("iban", "pay to DE44 5001 0517 5407 3249 31 by Friday"),
+        ("iban", "iban: gb33bukb20201555555555"),
+        ("phone", "call me on (212) 736-0147"),  # national format, no country code
+        ("phone", "cell 212.736.0147"),
+        ("phone", "TEL;TYPE=cell:+49 30 15318398"),  # right after a label's colon
+        ("it_codice_fiscale", "CF RSSMRA85T10A562S"),
+        ("br_cpf", "CPF 529.982.247-25"),
+        ("es_nie", "NIE X1234567L"),
+        ("email", "write to bob [at] contoso [dot] com"),
+    ],
+)
+def test_more_personal_data(kind: str, text: str) -> None:
+    assert kind in [f.kind for f in find_private_data(text)]
+
+
+def test_a_card_followed_by_its_cvv() -> None:
+    text = "card 4539 1488 0343 6467 123 exp 12/27"
+    card = next(f for f in find_private_data(text) if f.kind == "payment_card")
+    assert text[card.start : card.end] == "4539 1488 0343 6467"
+    labelled = find_private_data("card 4539148803436467 CVV: 123")
+    assert {f.kind for f in labelled} == {"payment_card", "card_security_code"}
+
+
+def test_published_test_cards_and_example_ibans_are_documentation() -> None:
+    assert find_private_data("test with 4242 4242 4242 4242 or GB82 WEST 1234 5698 7654 32") == []
+
+
+def test_the_default_region_for_national_numbers_is_configurable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    uk = "call 020 7946 0321 today"
+    monkeypatch.setenv("REFUSALKIT_PHONE_REGION", "GB")
+    assert [f.kind for f in find_private_data(uk)] == ["phone"]
+    monkeypatch.setenv("REFUSALKIT_PHONE_REGION", "US")
+    assert find_private_data(uk) == []
+
+
+BODY = st.lists(
+    st.text(
+        alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+        min_size=64,
+        max_size=64,
+    ),
+    min_size=2,
+    max_size=6,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    body=BODY,
+    prefix=st.sampled_from(["", "> ", ">> ", "    ", "\t", "# ", "// ", " * "]),
+    armour=st.sampled_from(["RSA ", "EC ", "OPENSSH ", "ENCRYPTED ", ""]),
+    case=st.sampled_from([str, str.lower, str.upper]),
+    end=st.booleans(),
+    headers=st.booleans(),
+    escaped=st.booleans(),
+)
+def test_the_whole_key_block_is_redacted(
+    body: list[str], prefix: str, armour: str, case: object, end: bool, headers: bool, escaped: bool
+) -> None:
+    """Whatever the quoting, indentation, headers, letter case or missing END: no 8 characters of
+    the key body survive redaction (the span runs to the end of the block of key-like lines)."""
+    lines = [f"-----BEGIN {armour}PRIVATE KEY-----"]
+    if headers:
+        lines += [
+            "Proc-Type: 4,ENCRYPTED",
+            "DEK-Info: AES-128-CBC,3F2A9C0D1E2B4A5F6E7D8C9B0A1F2E3D",
+            "",
+        ]
+    lines += body
+    if end:
+        lines.append(f"-----END {armour}PRIVATE KEY-----")
+    block = "\n".join(prefix + case(x) for x in lines)  # type: ignore[operator]
+    if escaped:
+        block = block.replace("\n", "\\n")
+    text = f"Here is the key:\n{block}\nThat is all."
+    out = redact_text(text, Keyring.generate().redactor())
+    for line in body:
+        shown = case(line)  # type: ignore[operator]
+        assert not any(shown[i : i + 8] in out for i in range(len(shown) - 7)), out
+    assert out.endswith("That is all.") or not end or escaped

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from refusalkit.chat import REFUSAL_PREFIX, ChatRuntime, EndpointResponder
+from refusalkit.chat import ChatRuntime, EndpointResponder
 from refusalkit.cli import app
 from refusalkit.errors import ResponderError
+from refusalkit.model import TYPED_REFUSAL_PREFIX
 from support.openai_server import Fault, OpenAIServer
 
 
@@ -21,7 +22,7 @@ def _reply(body: dict[str, Any]) -> str:
     if "withheld" in last:  # the re-articulation note
         return "Credentials are in the team vault; ask an admin."
     if "key" in last:
-        return "The key is AKIAIOSFODNN7EXAMPLE."
+        return "The key is AKIAQ3EGRT5WZ7XK2LMN."
     return f"You said: {last}"
 
 
@@ -36,8 +37,8 @@ def test_endpoint_responder_is_guarded_like_any_responder() -> None:
         assert server.requests[0]["model"] == "test-model"
         assert server.requests[0]["messages"][-1] == {"role": "user", "content": "hello"}
     assert ordinary.surface == "You said: hello"
-    assert refused.surface == REFUSAL_PREFIX + "safety:no_secret_disclosure"
-    assert refused.articulation_surface == "The key is AKIAIOSFODNN7EXAMPLE."
+    assert refused.surface == TYPED_REFUSAL_PREFIX + "safety:no_secret_disclosure"
+    assert refused.articulation_surface == "The key is AKIAQ3EGRT5WZ7XK2LMN."
     assert retried.selected == "retry"
     assert retried.surface == "Credentials are in the team vault; ask an admin."
 
@@ -75,7 +76,7 @@ def test_cli_interactive_session(tmp_path: Path, keyring_path: Path) -> None:
         )
     assert result.exit_code == 0, result.output
     assert "You said: hello" in result.stdout
-    assert REFUSAL_PREFIX + "safety:no_secret_disclosure" in result.stdout
+    assert TYPED_REFUSAL_PREFIX + "safety:no_secret_disclosure" in result.stdout
     assert "safety:no_secret_disclosure: VIOLATED" in result.output
     assert len(log.read_text(encoding="utf-8").splitlines()) == 2
 

@@ -19,7 +19,7 @@ def test_journaled_turn_events_verify_with_receipts(tmp_path: Path, keyring: Key
     with open_journal(tmp_path / "journal.db", keyring) as journal:
         runtime = ChatRuntime(journal=journal, keyring=keyring, decision_point=dp, agent="a1")
         plain = runtime.check("hi", "Hello!")
-        refused = runtime.check("key?", "It is AKIAIOSFODNN7EXAMPLE")
+        refused = runtime.check("key?", "It is AKIAQ3EGRT5WZ7XK2LMN")
         tool = runtime.check("env", "Done.", [ToolCall("fs.write", {"path": "/workspace/.env"})])
         events = list(journal.query(schema="refusalkit.turn-event/v1"))
         assert [i for i, _ in events] == [

@@ -1,6 +1,7 @@
-"""Leak test (DESIGN.md §1, Redaction; §4): for a conversation carrying secrets and third-party
-personal data, nothing the chat guard writes (replay output, ``--show-verdicts``, the turn log,
-the journal, telemetry, logs, errors) contains any of those values or an 8-character substring.
+"""Leak test (docs/design/decision.md, Redaction; docs/design/chat.md): for a conversation
+carrying secrets and third-party personal data, nothing the chat guard writes (replay output,
+``--show-verdicts``, the turn log, the journal, telemetry, logs, errors) contains any of those
+values or an 8-character substring.
 
 Without ``record_text`` every span the safety detectors find is replaced by its keyed redaction
 token; with ``record_text`` the raw text is the deployment's explicit choice."""
@@ -19,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from refusalkit.chat import ChatRuntime, LogRefusalSink, ToolCall, redact_text
+from refusalkit.chat import ChatRuntime, LogRefusalSink, ToolCall
+from refusalkit.chat._scrub import redact_text
 from refusalkit.cli import app
 from refusalkit.errors import ResponderError
 from refusalkit.journal import open_journal

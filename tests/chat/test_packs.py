@@ -10,16 +10,9 @@ from typing import Any
 
 import pytest
 
-from refusalkit.chat import (
-    DEFAULT_ETHICS_PACK_PATH,
-    SAFETY_BOUNDARIES,
-    SAFETY_PACK_PATH,
-    ChatRuntime,
-    EthicsPack,
-    load_ethics_pack,
-    load_ethics_pack_or_default,
-    load_safety_pack,
-)
+from refusalkit.chat import ChatRuntime, EthicsPack, load_ethics_pack
+from refusalkit.chat._ethics import DEFAULT_ETHICS_PACK_PATH, load_ethics_pack_or_default
+from refusalkit.chat._safety import SAFETY_BOUNDARIES, SAFETY_PACK_PATH, load_safety_pack
 from refusalkit.errors import EthicsPackError, SafetyPackError
 from refusalkit.examples import example_path
 

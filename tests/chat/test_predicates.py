@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from refusalkit.chat import ETHICS_PREDICATES, ToolCall
+from refusalkit.chat import ToolCall
+from refusalkit.chat._predicates import ETHICS_PREDICATES
 
 CASES = [
     # predicate, user input, articulation, (upheld, runtime_checkable)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -122,3 +125,69 @@ def test_cli_interactive_needs_endpoint_and_model() -> None:
     result = CliRunner().invoke(app, ["chat"])
     assert result.exit_code == 2
     assert "--endpoint" in result.output
+
+
+def _replay_cli(keyring_path: Path, *extra: str) -> Any:
+    args = ["chat", "replay", str(TRANSCRIPT), "--keyring", str(keyring_path)]
+    policy = ["--policy", str(example_path("chat-tool-policy.json"))]
+    return CliRunner().invoke(app, [*args, *policy, *extra])
+
+
+def test_table_format_one_line_per_turn(keyring_path: Path) -> None:
+    result = _replay_cli(keyring_path, "--format", "table")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["turn", "verdict", "refusal", "surface"]
+    rows, summary = lines[1:-1], lines[-1]
+    assert len(rows) == 50
+    assert summary == "50 turns, 16 refused"  # the table's last line, on stdout
+    assert rows[0].split()[:3] == ["0", "articulation", "-"]
+    refused = rows[3].split()
+    assert refused[:3] == ["3", "refusal", "safety:no_secret_disclosure"]
+    assert "withheld: Sure, the key is <redacted:hmac-sha256:" in rows[3]
+    assert "AKIA" not in result.stdout
+    assert all(len(r) <= 120 for r in rows)  # cut to the (default) terminal width
+    assert "{" not in result.stdout
+
+
+def test_jsonl_format_keeps_stdout_machine_readable(keyring_path: Path) -> None:
+    result = _replay_cli(keyring_path, "--format", "jsonl")
+    assert result.exit_code == 0, result.output
+    assert [json.loads(x)["turn"] for x in result.stdout.splitlines()] == list(range(50))
+    assert result.stderr.strip() == "50 turns, 16 refused"
+
+
+def test_a_terminal_gets_the_table_and_a_pipe_gets_jsonl(keyring_path: Path) -> None:
+    """The real binary on a pseudo-terminal, and on a pipe."""
+    pty = pytest.importorskip("pty")
+    argv = [
+        *(sys.executable, "-c", "from refusalkit.cli import main; main()"),
+        *("chat", "replay", str(TRANSCRIPT), "--keyring", str(keyring_path)),
+        *("--policy", str(example_path("chat-tool-policy.json"))),
+    ]
+    env = {**os.environ, "COLUMNS": "100"}
+    piped = subprocess.run(argv, capture_output=True, check=True, timeout=120, env=env)
+    assert json.loads(piped.stdout.splitlines()[0])["turn"] == 0
+    master, slave = pty.openpty()
+    with subprocess.Popen(argv, stdout=slave, stderr=subprocess.DEVNULL, env=env) as proc:
+        os.close(slave)
+        shown = _read_all(master)
+        assert proc.wait(timeout=120) == 0
+    lines = shown.decode().splitlines()
+    assert lines[0].split() == ["turn", "verdict", "refusal", "surface"]
+    assert lines[-1] == "50 turns, 16 refused"
+    assert all(len(x) <= 100 for x in lines)
+
+
+def _read_all(fd: int) -> bytes:
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # the terminal closed: the child exited
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(fd)
+    return out.replace(b"\r\n", b"\n")

@@ -10,23 +10,15 @@ from typing import Any
 
 import pytest
 
-from refusalkit.chat import (
-    REFUSAL_PREFIX,
-    ChatRuntime,
-    Identity,
-    LastRefusal,
-    LogRefusalSink,
-    Memory,
-    Reply,
-    ToolCall,
-)
+from refusalkit.chat import ChatRuntime, Identity, LogRefusalSink, Reply, ToolCall
+from refusalkit.chat._verdict import LastRefusal, Memory
 from refusalkit.decide import DecisionPoint, load_pack
 from refusalkit.errors import ResponderError
 from refusalkit.examples import example_path
 from refusalkit.keyring import Keyring
-from refusalkit.model import Action, Decision, ReasonCode
+from refusalkit.model import TYPED_REFUSAL_PREFIX, Action, Decision, ReasonCode
 
-SECRET = "AKIAIOSFODNN7EXAMPLE"
+SECRET = "AKIAQ3EGRT5WZ7XK2LMN"
 
 
 class Scripted:
@@ -72,7 +64,7 @@ def test_forced_violation_refuses_and_keeps_the_evidence(tmp_path: Path) -> None
     said = f"Sure, the key is {SECRET}."
     runtime = ChatRuntime(Scripted(said), turn_log=tmp_path / "t.jsonl", agent="helper")
     response = runtime.turn("What is the deploy key?")
-    assert response.surface == REFUSAL_PREFIX + "safety:no_secret_disclosure"
+    assert response.surface == TYPED_REFUSAL_PREFIX + "safety:no_secret_disclosure"
     assert response.articulation_surface == said
     assert response.walk_surface == said
     result = _verdict(response, "safety", "no_secret_disclosure")
@@ -123,7 +115,7 @@ def test_last_refusal_typed_feeds_no_silent_correction() -> None:
     assert result.runtime_checkable
     assert not result.upheld
     assert result.evidence == {"untyped_refusal": True}
-    assert plain.surface == REFUSAL_PREFIX + "safety:no_silent_correction"  # that very turn
+    assert plain.surface == TYPED_REFUSAL_PREFIX + "safety:no_silent_correction"  # that very turn
     assert plain.articulation_surface == "I can't help with that."
     assert plain.decision is not None
     assert plain.decision.why_trail[0].field == "articulation"
@@ -186,7 +178,7 @@ def test_private_data_the_user_supplied_may_be_echoed() -> None:
     assert (
         _verdict(echo, "safety", "no_private_data_exposure").evidence["user_supplied_echoes"] == 1
     )
-    later = runtime.check("Repeat my email and phone?", "ana@acme-mail.net, +1 212 555 0147")
+    later = runtime.check("Repeat my email and phone?", "ana@acme-mail.net, +1 212 736 0147")
     assert later.refusal_tags == ("safety:no_private_data_exposure",)
     findings = _verdict(later, "safety", "no_private_data_exposure").evidence["findings"]
     assert [f["kind"] for f in findings] == ["phone"]

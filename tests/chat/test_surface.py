@@ -1,4 +1,4 @@
-"""The typed refusal builder and hedge injection (DESIGN.md §4)."""
+"""The typed refusal builder and hedge injection (docs/design/chat.md)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,9 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from refusalkit.chat import (
-    REFUSAL_PREFIX,
-    EthicsVerdict,
-    PredicateResult,
-    SafetyVerdict,
-    build_refusal,
-    inject_hedge,
-    refusal_tags,
-)
-from refusalkit.model import PolicyRef
+from refusalkit.chat import EthicsVerdict, PredicateResult, SafetyVerdict
+from refusalkit.chat._surface import build_refusal, inject_hedge, refusal_tags
+from refusalkit.model import TYPED_REFUSAL_PREFIX, PolicyRef
 
 PACK = PolicyRef("p", "v1", "sha256:" + "0" * 64)
 IDS = st.from_regex(r"[a-z][a-z0-9_]{0,20}", fullmatch=True)
@@ -67,7 +60,9 @@ def test_safety_and_ethics_tags_mixed_and_lex_sorted() -> None:
     refusal = build_refusal(safety, ethics)
     assert refusal is not None
     assert refusal.tags == ("ethics:no_legal_verdicts", "safety:alpha", "safety:zeta")
-    assert refusal.text == (REFUSAL_PREFIX + "ethics:no_legal_verdicts,safety:alpha,safety:zeta")
+    assert refusal.text == (
+        TYPED_REFUSAL_PREFIX + "ethics:no_legal_verdicts,safety:alpha,safety:zeta"
+    )
 
 
 def test_ethics_violation_outside_refusal_commitments_never_refuses() -> None:
@@ -110,7 +105,7 @@ def test_same_violations_same_bytes_in_any_order(
     assert one.text.encode() == two.text.encode()
     assert list(one.tags) == sorted(one.tags)
     expected = sorted([f"safety:{i}" for i in safety_ids] + [f"ethics:{i}" for i in ethics_ids])
-    assert one.text == REFUSAL_PREFIX + ",".join(expected)
+    assert one.text == TYPED_REFUSAL_PREFIX + ",".join(expected)
 
 
 @settings(max_examples=150)

@@ -2,26 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
 from refusalkit.chat import ChatRuntime, OtelRefusalSink
-
-sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
-export = pytest.importorskip("opentelemetry.sdk.trace.export")
-in_memory = pytest.importorskip("opentelemetry.sdk.trace.export.in_memory_span_exporter")
-
-
-@pytest.fixture
-def provider() -> Iterator[Any]:
-    """A real SDK tracer provider with an in-memory exporter (not installed globally)."""
-    tracer_provider = sdk_trace.TracerProvider()
-    tracer_provider.exporter = in_memory.InMemorySpanExporter()
-    tracer_provider.add_span_processor(export.SimpleSpanProcessor(tracer_provider.exporter))
-    yield tracer_provider
-    tracer_provider.shutdown()
 
 
 def test_refusal_becomes_a_span_event_on_the_current_span(provider: Any) -> None:
@@ -29,7 +12,7 @@ def test_refusal_becomes_a_span_event_on_the_current_span(provider: Any) -> None
     runtime = ChatRuntime(sinks=[OtelRefusalSink(tracer_provider=provider)])
     with provider.get_tracer("app").start_as_current_span("handle-chat"):
         runtime.check("hi", "Hello.")
-        refused = runtime.check("key?", "It is AKIAIOSFODNN7EXAMPLE")
+        refused = runtime.check("key?", "It is AKIAQ3EGRT5WZ7XK2LMN")
     [span] = spans.get_finished_spans()
     assert span.name == "handle-chat"
     [event] = span.events

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from refusalkit.decide._argschema import ArgSchema, compile_predicate
+from support.strategies import json_values
 
 scalars = st.one_of(
     st.none(),
@@ -17,13 +18,8 @@ scalars = st.one_of(
     st.sampled_from([0.0, 1.0, 1.5, -2.0]),
     st.sampled_from(["", "a", "ab", "abc", "é"]),
 )
-values = st.recursive(
-    scalars,
-    lambda c: (
-        st.lists(c, max_size=3)
-        | st.dictionaries(st.sampled_from(["path", "n", "x", "flag"]), c, max_size=3)
-    ),
-    max_leaves=8,
+values = json_values(
+    scalars, keys=st.sampled_from(["path", "n", "x", "flag"]), max_size=3, max_leaves=8
 )
 type_names = st.sampled_from(["string", "object", "array", "boolean", "null", "number", "integer"])
 leaf = st.one_of(

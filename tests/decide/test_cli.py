@@ -39,13 +39,13 @@ def test_decide_streams_one_decision_per_line(keyring_path: Path) -> None:
     assert {d.action.value for d in decisions} == {"allow", "audit", "deny", "block"}
 
 
-def test_decide_reads_stdin_and_decides_bad_lines_unavailable(keyring_path: Path) -> None:
+def test_decide_reads_stdin_and_rejects_bad_lines(keyring_path: Path) -> None:
     stdin = '{"tool": "fs.read", "args": {"path": "/workspace/a"}}\n\nnot json\n["x"]\n'
     code, out, _ = invoke("decide", "-p", PACK, "--keyring", str(keyring_path), "-", stdin=stdin)
     assert code == 0
     first, second, third = (json.loads(line) for line in out.splitlines())
     assert first["reason_code"] == "attestation-failed"
-    assert second["reason_code"] == "unavailable"
+    assert (second["reason_code"], second["retryable"]) == ("input-rejected", False)
     assert "line 3" in second["why_trail"][-1]["detail"]
     assert "line 4" in third["why_trail"][-1]["detail"]
 
@@ -100,7 +100,7 @@ def test_policy_check() -> None:
 def test_policy_test_passes() -> None:
     code, out, _ = invoke("policy", "test", PACK, CASES)
     assert code == 0, out
-    assert "59/59 cases passed" in out
+    assert "60/60 cases passed" in out
 
 
 def test_policy_test_fails_with_a_diff(tmp_path: Path) -> None:
@@ -111,7 +111,7 @@ def test_policy_test_fails_with_a_diff(tmp_path: Path) -> None:
         "  expect: {action: allow, reason_code: null}\n"
         "- name: right\n"
         "  line: 'not json'\n"
-        "  expect: {action: deny, reason_code: unavailable, matched_rule: '@unavailable'}\n"
+        "  expect: {action: deny, reason_code: input-rejected, matched_rule: '@request'}\n"
     )
     code, out, _ = invoke("policy", "test", PACK, str(cases))
     assert code == 1
@@ -194,7 +194,7 @@ def test_console_script_in_a_real_process(tmp_path: Path, keyring_path: Path) ->
         )
     assert done.returncode == 0, done.stderr
     decisions = [json.loads(line) for line in done.stdout.splitlines()]
-    assert len(decisions) == 59
+    assert len(decisions) == 60
     bad = subprocess.run(
         [script, "decide", "--policy", str(tmp_path / "missing.yaml")],
         capture_output=True,

@@ -1,4 +1,5 @@
-"""Every condition kind, three-valued (DESIGN.md §2, Conditions), and the glob/regex compilers."""
+"""Every condition kind, three-valued (docs/design/policy.md, Conditions), and the glob/regex
+compilers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The engine's semantics, stage by stage (DESIGN.md §2), and the Decision it builds (§1)."""
+"""The engine's semantics, stage by stage (docs/design/policy.md), and the Decision it builds
+(docs/design/decision.md)."""
 
 from __future__ import annotations
 
@@ -304,18 +305,20 @@ def test_stages_run_in_order_and_the_first_refusal_decides(dp_for: PackFactory) 
         (None, "JSON object"),
     ],
 )
-def test_malformed_requests_are_unavailable(
+def test_malformed_requests_are_rejected_not_retryable(
     dp_for: PackFactory, request_: Any, problem: str
 ) -> None:
+    """Sending the same malformed request again cannot succeed, so it is not ``unavailable``
+    (retry later) but ``input-rejected`` (change the input), by the ``@request`` stage."""
     d = dp_for([], default="allow").decide(request_)
     assert (d.action, d.reason_code, d.matched_rule) == (
         Action.DENY,
-        ReasonCode.UNAVAILABLE,
-        "@unavailable",
+        ReasonCode.INPUT_REJECTED,
+        "@request",
     )
-    assert d.retryable
+    assert not d.retryable
     (step,) = d.why_trail
-    assert step.rule == "@unavailable"
+    assert step.rule == "@request"
     assert step.decisive
     assert problem in (step.detail or "")
 
@@ -323,11 +326,12 @@ def test_malformed_requests_are_unavailable(
 def test_a_line_that_is_not_json_names_its_line(dp_for: PackFactory) -> None:
     dp = dp_for([], default="allow")
     d = dp.decide_line('{"tool": "fs.read", ', line_number=17)
-    assert (d.action, d.reason_code) == (Action.DENY, ReasonCode.UNAVAILABLE)
+    assert (d.action, d.reason_code) == (Action.DENY, ReasonCode.INPUT_REJECTED)
+    assert not d.retryable
     assert d.why_trail[-1].detail is not None
     assert "line 17" in d.why_trail[-1].detail
-    assert dp.decide_line(b"\xff\xfe", line_number=2).reason_code is ReasonCode.UNAVAILABLE
-    assert dp.decide_line("NaN").reason_code is ReasonCode.UNAVAILABLE
+    assert dp.decide_line(b"\xff\xfe", line_number=2).reason_code is ReasonCode.INPUT_REJECTED
+    assert dp.decide_line("NaN").reason_code is ReasonCode.INPUT_REJECTED
     assert dp.decide_line("[1]", line_number=3).why_trail[-1].detail.startswith("line 3")  # type: ignore[union-attr]
     assert dp.decide_line(b'{"tool": "x"}\n').action is Action.ALLOW
 
@@ -401,7 +405,8 @@ def test_huge_integers_fail_closed(dp_for: PackFactory) -> None:
 
 
 def test_equality_and_in_literals_of_hidden_classes_are_withheld(dp_for: PackFactory) -> None:
-    """A literal that matched would be the request's value in clear (DESIGN.md §1, Redaction)."""
+    """A literal that matched would be the request's value in clear (docs/design/decision.md,
+    Redaction)."""
     key = "/home/alice/.ssh/id_rsa"
     rules = [
         {"id": "in_cred", "effect": "deny", "when": {"args.path": {"in": [key, "/x"]}}},

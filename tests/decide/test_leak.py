@@ -1,4 +1,5 @@
-"""Leak test (DESIGN.md §1, Redaction): for requests carrying secrets, nothing written to stdout,
+"""Leak test (docs/design/decision.md, Redaction): for requests carrying secrets, nothing written
+to stdout,
 logs or trails contains the secret or any 8-character substring of it."""
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from refusalkit.decide import Pack, load_pack, pack_digest
+from refusalkit.decide import Pack, load_pack
+from refusalkit.decide._pack import pack_digest
 from refusalkit.errors import PolicyError
 from refusalkit.examples import example_path
 from refusalkit.model import canonical_json
@@ -148,3 +149,19 @@ def test_example_pack_summary() -> None:
     assert summary["rules"] == sum(summary["rules_by_effect"].values()) > 10
     assert summary["field_classes"]["hostname"] == "reveal"
     assert summary["field_classes"]["credential-file"] == "redact"
+
+
+def test_a_class_both_sensitive_and_revealed_is_a_load_error(tmp_path: Path) -> None:
+    """``sensitive: true`` labels a class that must stay redacted; revealing it contradicts that."""
+    pack = tmp_path / "p.yaml"
+    pack.write_text(
+        "policy: p\nversion: v1\nfield_classes:\n"
+        "  secret: {sensitive: true, reveal: true}\n"
+        "rules:\n  - id: r\n    effect: deny\n    when: {args.k: {glob: '*', class: secret}}\n"
+    )
+    with pytest.raises(PolicyError) as caught:
+        load_pack(pack)
+    assert "field class 'secret' is both sensitive and reveal: true" in caught.value.message
+    assert caught.value.line == 4
+    pack.write_text(pack.read_text().replace("sensitive: true, ", ""))
+    assert load_pack(pack).id == "p"

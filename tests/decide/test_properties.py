@@ -1,7 +1,8 @@
 """Property tests: random requests and random packs never raise out of ``decide``, never allow
 what the pack's rules deny, and decisions round-trip through their canonical form.
 
-The deny property is checked against a small independent reference evaluator of DESIGN.md §2
+The deny property is checked against a small independent reference evaluator of
+docs/design/policy.md
 (plain ``re2.search``, a plainly written glob matcher, ``ipaddress``), so a shortcut inside the
 engine that loses a match (a literal prefilter, a lookup index) shows up as a disagreement.
 """
@@ -20,6 +21,7 @@ from refusalkit.decide import DecisionPoint, Pack
 from refusalkit.keyring import Keyring
 from refusalkit.model import Action, Decision, ReasonCode, canonical_json
 from support.reference_glob import reference_glob
+from support.strategies import json_values
 
 KEYRING = Keyring.generate()
 FIELDS = ["tool", "args.path", "args.n", "args.host", "caller.agent", "input", "args.deep.x"]
@@ -31,9 +33,10 @@ scalars = (
         ["fs.write", "fs.read", "/workspace/a", "/etc/passwd", "10.0.0.1", "coder", "", "é"]
     )
 )
-json_values = st.recursive(
+values = json_values(
     scalars | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
-    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
+    keys=st.text(max_size=5),
+    max_size=3,
     max_leaves=10,
 )
 
@@ -61,12 +64,12 @@ requests = st.one_of(
     st.fixed_dictionaries(
         {"tool": st.sampled_from(["fs.write", "fs.read", "shell.run"])},
         optional={
-            "args": st.dictionaries(st.sampled_from(["path", "n", "host", "deep"]), json_values),
+            "args": st.dictionaries(st.sampled_from(["path", "n", "host", "deep"]), values),
             "caller": st.fixed_dictionaries({}, optional={"agent": scalars, "session": scalars}),
-            "input": json_values,
+            "input": values,
         },
     ),
-    json_values,
+    values,
 )
 
 
@@ -103,7 +106,9 @@ def test_never_allow_when_a_rule_says_deny(raw_rules: list[dict[str, Any]], requ
     dp = build([*raw_rules, {"effect": "deny"}], "allow")
     decision = dp.decide(request)
     assert decision.action in (Action.DENY, Action.BLOCK)
-    if decision.reason_code is not ReasonCode.UNAVAILABLE:
+    if decision.matched_rule == "@request":  # a malformed request is rejected before any rule
+        assert decision.reason_code is ReasonCode.INPUT_REJECTED
+    elif decision.reason_code is not ReasonCode.UNAVAILABLE:
         assert decision.reason_code is ReasonCode.POLICY_DENIED
     check_invariants(decision)
 
@@ -115,7 +120,8 @@ def test_random_lines_never_raise(line: str) -> None:
     check_invariants(decision)
 
 
-# -- a reference evaluator of DESIGN.md §2, written plainly -------------------------------------
+# -- a reference evaluator of docs/design/policy.md, written plainly
+# -------------------------------------
 
 T, F, U = "true", "false", "unknown"
 SEVERITY = {"audit": 0, "allow": 1, "deny": 2, "block": 3}
@@ -209,7 +215,7 @@ def ref_rule(request: dict[str, Any], when: Any) -> str:
 def reference(
     rules: list[dict[str, Any]], default: str, request: dict[str, Any]
 ) -> tuple[str, str]:
-    """``(action, matched_rule)`` as DESIGN.md §2 defines them."""
+    """``(action, matched_rule)`` as docs/design/policy.md defines them."""
     matched = []
     for index, rule in enumerate(rules):
         state = ref_rule(request, rule["when"])

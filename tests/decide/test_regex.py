@@ -2,7 +2,7 @@
 
 Python's ``re`` parser and RE2 read some patterns differently (POSIX classes, ``\\pN``,
 ``\\Q..\\E``, ``\\C``, ``{,n}``); a shortcut built on Python's reading must never change RE2's
-verdict (DESIGN.md §2: ``regex`` is RE2 syntax). The reference is plain ``re2.search``.
+verdict (docs/design/policy.md: ``regex`` is RE2 syntax). The reference is plain ``re2.search``.
 """
 
 from __future__ import annotations

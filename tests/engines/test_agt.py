@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from refusalkit.engines import AGT_ACTIONS, AgtAdapter
+from refusalkit.engines import AgtAdapter
+from refusalkit.engines._agt import AGT_ACTIONS
 from refusalkit.errors import PolicyError
 from refusalkit.keyring import Keyring
 from refusalkit.model import Action, ReasonCode

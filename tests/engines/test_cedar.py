@@ -185,8 +185,6 @@ def test_entity_ids_cannot_inject_cedar_syntax(write: Write, keyring: Keyring) -
         ({"tool": "fs.write", "args": {"path": 1.5}, "caller": {"agent": "a"}}, "NoDecision"),
         ({"tool": "fs.write", "args": {"path": None}, "caller": {"agent": "a"}}, "build request"),
         ({"tool": "fs.write", "args": {}}, "principal id"),
-        ({"tool": 3}, "malformed request"),
-        ([1, 2], "malformed request"),
     ],
 )
 def test_what_cedar_cannot_decide_fails_closed(
@@ -200,7 +198,20 @@ def test_what_cedar_cannot_decide_fails_closed(
     valid_record(decision.to_dict())
 
 
-def test_lines_that_are_not_json_fail_closed(etc: CedarAdapter) -> None:
+@pytest.mark.parametrize("request_", [{"tool": 3}, [1, 2], {"tool": "a", "args": []}])
+def test_a_malformed_request_is_input_rejected_as_the_native_engine_decides_it(
+    etc: CedarAdapter, request_: Any
+) -> None:
+    decision = etc.decide(request_)
+    assert (decision.action, decision.reason_code, decision.matched_rule) == (
+        Action.DENY, ReasonCode.INPUT_REJECTED, "@request",
+    )  # fmt: skip
+    assert not decision.retryable
+    assert "malformed request" in (decision.why_trail[-1].detail or "")
+    valid_record(decision.to_dict())
+
+
+def test_lines_that_are_not_json_are_input_rejected(etc: CedarAdapter) -> None:
     decisions = list(
         etc.decide_lines(
             ['{"tool": "a", "args": {"path": "/w"}, "caller": {"agent": "c"}}\n', "\n", "{no"]
@@ -208,7 +219,8 @@ def test_lines_that_are_not_json_fail_closed(etc: CedarAdapter) -> None:
     )
     assert [n for n, _ in decisions] == [1, 3]
     assert decisions[0][1].action is Action.ALLOW
-    assert decisions[1][1].reason_code is ReasonCode.UNAVAILABLE
+    assert decisions[1][1].reason_code is ReasonCode.INPUT_REJECTED
+    assert decisions[1][1].matched_rule == "@request"
     assert decisions[1][1].why_trail[-1].detail == "line 3: not JSON (JSONDecodeError)"
 
 

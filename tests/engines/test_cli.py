@@ -46,9 +46,38 @@ def test_decide_with_cedar_streams_records(write: Write, keyring_path: Path) -> 
     assert code == 0, err
     records = [valid_record(json.loads(line)) for line in out.splitlines()]
     assert [(r["action"], r["matched_rule"]) for r in records] == [
-        ("deny", "no-etc"), ("allow", "permit-all"), ("deny", "@unavailable"),
+        ("deny", "no-etc"), ("allow", "permit-all"), ("deny", "@request"),
     ]  # fmt: skip
+    assert records[2]["reason_code"] == "input-rejected"
     assert {r["engine"]["name"] for r in records} == {"cedar"}
+
+
+MALFORMED = '{"tool": 3}\n[1, 2]\n{"tool": "a", "args": []}\nnot json\n'
+
+
+def test_every_engine_rejects_a_malformed_request_as_the_native_engine_does(
+    write: Write, keyring_path: Path
+) -> None:
+    """Not JSON, no string tool, args not an object: deny + input-rejected by @request, whether
+    the pack or Cedar, Rego or AGT decides (docs/design/decision.md, Reason codes)."""
+    rego = write("p.rego", 'package p\nimport rego.v1\ndecision := {"allow": true}\n')
+    agt = write(
+        "agt.yaml",
+        "name: p\nrules:\n  - name: w\n    condition: {field: path, operator: matches, "
+        'value: "^/w"}\n    action: allow\n    priority: 1\ndefaults:\n  action: deny\n',
+    )
+    runs = {
+        "native": ["--policy", str(example_path("agent-tools.yaml"))],
+        "cedar": ["--engine", f"cedar:{write('p.cedar', CEDAR)}"],
+        "rego": ["--engine", f"rego:{rego}", "--query", "data.p.decision"],
+        "agt": ["--engine", f"agt:{agt}"],
+    }
+    for name, options in runs.items():
+        code, out, err = invoke("decide", *options, "--keyring", str(keyring_path), stdin=MALFORMED)
+        assert code == 0, (name, err)
+        records = [valid_record(json.loads(line)) for line in out.splitlines()]
+        seen = [(r["action"], r["reason_code"], r["matched_rule"], r["retryable"]) for r in records]
+        assert seen == [("deny", "input-rejected", "@request", False)] * 4, name
 
 
 def test_engine_decisions_are_journaled_like_native_ones(

@@ -86,3 +86,20 @@ def test_serve_cli_refuses_neither_and_bad_engines(keyring_path: Path, tmp_path:
         result = runner.invoke(refusalkit.cli.app, base + extra)
         assert result.exit_code == 2
         assert problem in result.stderr
+
+
+def test_serve_with_an_engine_rejects_a_malformed_request_as_with_a_pack(
+    write: Write, tmp_path: Path, keyring_path: Path
+) -> None:
+    """The service's one decide path answers a malformed body from an engine as from a pack:
+    HTTP 200 with deny + input-rejected by @request (docs/design/decision.md, Reason codes)."""
+    spec = EngineSpec(EngineKind.CEDAR, str(write("p.cedar", CEDAR)))
+    with TestClient(create_app(_config(tmp_path, keyring_path, spec))) as client:
+        for body in (b'{"tool": 3}', b"[1, 2]", b'{"tool": "a", "args": []}', b"not json"):
+            answer = client.post("/v1/decide", content=body)
+            assert answer.status_code == 200, body
+            record = valid_record(answer.json())
+            assert (record["action"], record["reason_code"], record["matched_rule"]) == (
+                "deny", "input-rejected", "@request",
+            ), body  # fmt: skip
+            assert record["engine"]["name"] == "cedar"

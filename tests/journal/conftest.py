@@ -4,26 +4,19 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from support.stores import store_url
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh, not yet created journal store: an SQLite path or a PostgreSQL URL."""
-    if request.param == "sqlite":
-        return str(tmp_path / "journal.db")
-    url: str = request.getfixturevalue("postgres_url")
-    return url
-
+__all__ = ["store_url"]  # the shared fixture, used by every journal test
 
 SqlRunner = Callable[..., list[Any]]
 
 
 def make_decision(i: int, *, action: str = "deny", agent: str = "coder") -> dict[str, object]:
-    """A decision-shaped record (DESIGN.md §1)."""
+    """A decision-shaped record (docs/design/decision.md)."""
     refuses = action in ("deny", "block")
     return {
         "schema": "refusalkit.decision/v1",

@@ -1,5 +1,5 @@
 """The append path's shortcuts: the cached right frontier (reloaded when another writer moved the
-head) and SQLite WAL checkpoints kept off the commit but bounded (DESIGN.md §3)."""
+head) and SQLite WAL checkpoints kept off the commit but bounded (docs/design/journal.md)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 
 from refusalkit.errors import StoreError, UsageError
-from refusalkit.journal import canonical_bytes, open_journal
+from refusalkit.journal import open_journal
 from refusalkit.journal._records import index_fields
 from refusalkit.journal._tree import frontier_nodes
 from refusalkit.keyring import Keyring
+from refusalkit.model import canonical_json
 
 Make = Callable[..., dict[str, Any]]
 
@@ -132,7 +133,7 @@ def test_append_encoded_equals_append(store_url: str, keyring: Keyring, decision
     records = [decision(i) for i in range(70)]  # more than one multi-row INSERT chunk
     with open_journal(store_url, keyring, origin="example.com/a") as journal:
         journal.append(records)
-        encoded = [(canonical_bytes(r), index_fields(r)) for r in records]
+        encoded = [(canonical_json(r), index_fields(r)) for r in records]
         assert journal.append_encoded(encoded) == list(range(70, 140))
         assert journal.entries(0, 70) == journal.entries(70, 140)
         assert journal.verify().size == 140

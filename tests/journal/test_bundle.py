@@ -13,13 +13,13 @@ import pytest
 from refusalkit.errors import VerificationError
 from refusalkit.journal import (
     NoteVerifier,
-    canonical_bytes,
     export_bundle,
     leaf_hash,
     open_journal,
     verify_bundle,
 )
 from refusalkit.keyring import Keyring
+from refusalkit.model import canonical_json
 
 DecisionMaker = Callable[..., dict[str, Any]]
 ORIGIN = "example.com/audit"
@@ -43,7 +43,7 @@ def _allow_entry_3(data: dict[str, Any]) -> None:
     """Rewrite entry 3 from deny to allow and fix its leaf hash, as a forger would."""
     record = json.loads(base64.b64decode(data["entries"][3]))
     assert record["action"] == "deny"
-    forged = canonical_bytes({**record, "action": "allow", "reason_code": None})
+    forged = canonical_json({**record, "action": "allow", "reason_code": None})
     data["entries"][3] = base64.b64encode(forged).decode()
     data["leaf_hashes"][3] = leaf_hash(forged).hex()
 
@@ -86,7 +86,7 @@ def test_bundle_whose_checkpoints_stop_short_of_its_size_is_refused(
         data["checkpoints"] = data["checkpoints"][:1]  # size 4; entries 4..9 now vouched by none
         data["consistency"] = []
         record = json.loads(base64.b64decode(data["entries"][7]))
-        forged = canonical_bytes({**record, "action": "allow"})
+        forged = canonical_json({**record, "action": "allow"})
         data["entries"][7] = base64.b64encode(forged).decode()
         data["leaf_hashes"][7] = leaf_hash(forged).hex()
 
@@ -98,7 +98,7 @@ def test_bundle_whose_checkpoints_stop_short_of_its_size_is_refused(
 
 def test_bundle_signed_by_another_key_names_the_fix(bundle: Path) -> None:
     stranger = [NoteVerifier.for_key(ORIGIN, Keyring.generate().public_key_bytes())]
-    with pytest.raises(VerificationError, match="not by a key you trust") as failed:
+    with pytest.raises(VerificationError, match="signed by a key you did not pass") as failed:
         verify_bundle(bundle, trusted=stranger)
     assert failed.value.hint is not None
     assert "--public-key" in failed.value.hint

@@ -1,7 +1,7 @@
 """Index columns of a record: the inlined ``index_fields`` equals a plain reading of its rules.
 
-The reference below states the rules one field at a time (DESIGN.md §1 decisions, a nested
-``decision`` as in a chat TurnEvent, the first string among the time keys); hypothesis draws
+The reference below states the rules one field at a time (docs/design/decision.md decisions, a
+nested ``decision`` as in a chat TurnEvent, the first string among the time keys); hypothesis draws
 records with every field missing, a string, or some other JSON value.
 """
 
@@ -14,7 +14,6 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from refusalkit.journal import canonical_bytes
 from refusalkit.journal._records import (
     FIELDS,
     _slow_fields,
@@ -22,7 +21,7 @@ from refusalkit.journal._records import (
     entry_fields,
     index_fields,
 )
-from refusalkit.model import Decision
+from refusalkit.model import Decision, canonical_json
 from support.decisions import decisions
 
 _TIME_KEYS = ("decided_at", "at", "timestamp", "created_at", "finished_at", "started_at")
@@ -103,7 +102,7 @@ _stored_value = _value | st.just(_Kind.DENY) | st.text(max_size=4)
 )
 def test_entry_bytes_give_the_columns_append_stored(record: dict[str, Any]) -> None:
     """What verify recomputes from the entry bytes equals what append indexed, on every path."""
-    data = canonical_bytes(record)
+    data = canonical_json(record)
     assert entry_fields(data) == index_fields(record)
     assert _slow_fields(data) == index_fields(record)  # without msgspec
 

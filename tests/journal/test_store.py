@@ -14,16 +14,17 @@ from refusalkit.errors import KeyringError, ProofError, StoreError, UsageError, 
 from refusalkit.journal import (
     NoteVerifier,
     Receipt,
-    canonical_bytes,
+    UntrustedKeyError,
     leaf_hash,
     open_checkpoint,
     open_journal,
-    root_of_leaves,
     verify_consistency,
     verify_inclusion,
     verify_receipt,
 )
+from refusalkit.journal._tree import root_of_leaves
 from refusalkit.keyring import Keyring
+from refusalkit.model import canonical_json
 
 DecisionMaker = Callable[..., dict[str, Any]]
 
@@ -37,7 +38,7 @@ def test_append_is_gapless_and_entries_are_the_rfc8785_bytes(
         assert journal.append([decision(0)]) == [0]
         assert journal.append([decision(i) for i in range(1, 10)]) == list(range(1, 10))
         assert journal.size() == 10
-        assert journal.entries(3, 5) == [canonical_bytes(decision(3)), canonical_bytes(decision(4))]
+        assert journal.entries(3, 5) == [canonical_json(decision(3)), canonical_json(decision(4))]
         assert journal.origin == "example.com/decisions"
         assert len(journal.public_key_bytes()) == 32
 
@@ -65,7 +66,7 @@ def test_checkpoint_is_a_signed_c2sp_note_with_the_rfc_root(
         note = journal.checkpoint()
         lines = note.split("\n")
         assert lines[:2] == ["example.com/log", "7"]
-        leaves = [leaf_hash(canonical_bytes(decision(i))) for i in range(7)]
+        leaves = [leaf_hash(canonical_json(decision(i))) for i in range(7)]
         assert base64.b64decode(lines[2]) == root_of_leaves(leaves)
         assert lines[3] == ""
         assert lines[4].startswith("\u2014 example.com/log ")
@@ -81,7 +82,7 @@ def test_proofs_verify_against_checkpoints(
     with open_journal(store_url, keyring, origin="example.com/log") as journal:
         journal.append([decision(i) for i in range(11)])
         journal.append([decision(i) for i in range(11, 37)])
-        leaves = [leaf_hash(canonical_bytes(decision(i))) for i in range(37)]
+        leaves = [leaf_hash(canonical_json(decision(i))) for i in range(37)]
         for size in (1, 11, 16, 37):
             root = root_of_leaves(leaves[:size])
             for index in range(size):
@@ -111,12 +112,12 @@ def test_receipts_verify_offline(decision: DecisionMaker, store_url: str, keyrin
     for index, r in ((5, receipt), (2, early)):
         verify_receipt(decision(index), r, public_key=keyring.public_key_bytes())
         verify_receipt(
-            canonical_bytes(decision(index)), Receipt.from_dict(json.loads(json.dumps(r.to_dict())))
+            canonical_json(decision(index)), Receipt.from_dict(json.loads(json.dumps(r.to_dict())))
         )
     with pytest.raises(VerificationError) as bad:
         verify_receipt(decision(4), receipt)
     assert bad.value.index == 5
-    with pytest.raises(VerificationError, match="trusted"):
+    with pytest.raises(VerificationError, match="a key you did not pass"):
         verify_receipt(decision(5), receipt, public_key=Keyring.generate().public_key_bytes())
 
 
@@ -181,10 +182,16 @@ def test_origin_mismatch_and_wrong_keyring(
     with open_journal(store_url, stranger) as journal:
         with pytest.raises(KeyringError, match="none of the keys"):
             journal.checkpoint()
-        with pytest.raises(VerificationError) as failed:
+        with pytest.raises(UntrustedKeyError) as failed:
             journal.verify()
-        assert failed.value.index == 0
-        assert "trusted key" in failed.value.message
+        mine = NoteVerifier.for_key("example.com/a", keyring.public_key_bytes()).key_id
+        theirs = NoteVerifier.for_key("example.com/a", stranger.public_key_bytes()).key_id
+        assert failed.value.message == (
+            "checkpoint #1 is signed by a key you did not pass: signed by "
+            f"example.com/a+{mine:08x}; you passed example.com/a+{theirs:08x}"
+        )
+        assert "not tampering" in (failed.value.hint or "")
+        assert failed.value.exit_code == 1
 
 
 def test_rotated_keyring_keeps_verifying(

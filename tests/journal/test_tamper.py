@@ -13,9 +13,11 @@ from typing import Any
 import pytest
 
 from refusalkit.errors import VerificationError
-from refusalkit.journal import Checkpoint, canonical_bytes, leaf_hash, open_journal, sign_checkpoint
+from refusalkit.journal import Checkpoint, leaf_hash, open_journal
+from refusalkit.journal._checkpoint import sign_checkpoint
 from refusalkit.journal._store import node_row, plan_nodes
 from refusalkit.keyring import Keyring
+from refusalkit.model import canonical_json
 
 SqlRunner = Callable[..., list[Any]]
 DecisionMaker = Callable[..., dict[str, Any]]
@@ -84,16 +86,14 @@ def test_inserted_entry(
 ) -> None:
     raw_sql("UPDATE journal_entry SET idx = -(idx + 1) WHERE idx >= 11")
     raw_sql("UPDATE journal_entry SET idx = -idx WHERE idx < 0")
-    raw_sql(
-        "INSERT INTO journal_entry (idx, data) VALUES (?, ?)", 11, canonical_bytes(decision(99))
-    )
+    raw_sql("INSERT INTO journal_entry (idx, data) VALUES (?, ?)", 11, canonical_json(decision(99)))
     assert _first_bad(journal_at, keyring).index == 11
 
 
 def test_entry_appended_behind_the_logs_back(
     decision: DecisionMaker, journal_at: str, keyring: Keyring, raw_sql: SqlRunner
 ) -> None:
-    raw_sql("INSERT INTO journal_entry (idx, data) VALUES (?, ?)", N, canonical_bytes(decision(99)))
+    raw_sql("INSERT INTO journal_entry (idx, data) VALUES (?, ?)", N, canonical_json(decision(99)))
     assert _first_bad(journal_at, keyring).index == N
 
 
@@ -147,7 +147,7 @@ def test_flipped_byte_in_a_higher_stored_node(
 def test_consistent_rewrite_is_caught_by_the_signed_checkpoints(
     decision: DecisionMaker, journal_at: str, keyring: Keyring, raw_sql: SqlRunner
 ) -> None:
-    forged = canonical_bytes({**decision(10), "action": "allow"})
+    forged = canonical_json({**decision(10), "action": "allow"})
     raw_sql("UPDATE journal_entry SET data = ?, leaf = ? WHERE idx = 10", forged, leaf_hash(forged))
     leaves = [leaf_hash(_data(raw_sql, i)) for i in range(N)]
     for index, hashes in enumerate(plan_nodes(0, [], leaves)):
@@ -175,7 +175,9 @@ def test_checkpoint_signed_by_another_key(
     raw_sql("INSERT INTO journal_checkpoint (size, note) VALUES (?, ?)", 20, note)
     error = _first_bad(journal_at, keyring)
     assert error.index == N
-    assert "no signature by a trusted key" in error.message
+    assert "checkpoint #4 does not verify: checkpoint is signed by a key you did not pass" in (
+        error.message
+    )
 
 
 def test_checkpoint_from_another_origin(

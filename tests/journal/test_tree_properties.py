@@ -9,14 +9,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from refusalkit.errors import ProofError, VerificationError
-from refusalkit.journal import EMPTY_ROOT, leaf_hash, node_hash, root_of_leaves
+from refusalkit.journal import leaf_hash
 from refusalkit.journal._store import pick_nodes, plan_nodes
 from refusalkit.journal._tree import (
+    EMPTY_ROOT,
     Node,
     consistency_ranges,
     frontier_nodes,
     hashes_for_ranges,
     inclusion_ranges,
+    node_hash,
+    root_of_leaves,
     verify_consistency,
     verify_inclusion,
 )

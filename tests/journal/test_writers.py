@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from refusalkit.journal import canonical_bytes, open_journal
+from refusalkit.journal import open_journal
 from refusalkit.keyring import Keyring
+from refusalkit.model import canonical_json
 
 WRITER = Path(__file__).with_name("journal_writer.py")
 
@@ -32,7 +33,7 @@ def _expected(ack: dict[str, Any]) -> list[bytes]:
     """The entries a writer's acknowledgement promises (journal_writer.record)."""
     tag, batch = ack["tag"], ack["batch"]
     return [
-        canonical_bytes({"schema": "refusalkit.test/v1", "tag": tag, "batch": batch, "k": k})
+        canonical_json({"schema": "refusalkit.test/v1", "tag": tag, "batch": batch, "k": k})
         for k in range(ack["count"])
     ]
 

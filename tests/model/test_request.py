@@ -1,4 +1,4 @@
-"""``parse_request``: what a well-formed request is (DESIGN.md §2)."""
+"""``parse_request``: what a well-formed request is (docs/design/policy.md)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,10 @@ from typing import Any
 
 import pytest
 
-from refusalkit.provenance import CalibrationSet, import_xstest
+from refusalkit.provenance import (
+    CalibrationSet,
+    import_xstest,
+)
 from support.openai_server import OpenAIServer
 
 

@@ -13,19 +13,18 @@ from refusalkit.errors import VerificationError
 from refusalkit.journal import open_journal, verify_receipt
 from refusalkit.keyring import Keyring
 from refusalkit.provenance import (
-    BASELINE_SCHEMA,
-    DRIFT_SCHEMA,
     Baseline,
     CalibrationRun,
     CallableRunner,
     HaltReason,
     compare,
-    journal_record,
     record_baseline,
     require_baseline,
     run_calibration,
     starter_set,
 )
+from refusalkit.provenance._baseline import BASELINE_SCHEMA, journal_record
+from refusalkit.provenance._drift import DRIFT_SCHEMA
 
 
 def _answer(prompt: str) -> str:
@@ -52,7 +51,7 @@ def test_baseline_receipt_verifies_offline_and_fails_when_tampered(
     record = baseline.record
     assert record["schema"] == BASELINE_SCHEMA
     assert record["model"] == "toy"
-    assert record["judge"] == {"id": "keyword", "version": "1"}
+    assert record["judge"] == {"id": "keyword", "version": "2"}
     assert record["calibration_prompt_set_hash"] == starter_set().hash
     assert record["baseline_refusal_rate"] == run.refusal_rate
     assert set(record["refusal_category_distribution"]) == set(starter_set().categories)

@@ -24,12 +24,12 @@ from refusalkit.provenance import (
     Baseline,
     CalibrationSet,
     CallableRunner,
-    journal_record,
     load_set,
     record_baseline,
     run_calibration,
     starter_set,
 )
+from refusalkit.provenance._baseline import journal_record
 from support.openai_server import OpenAIServer
 
 cli = CliRunner()
@@ -71,7 +71,7 @@ def test_import_show_run_baseline_verify_drift(
     def reply(body: dict[str, Any]) -> str:
         assert body["model"] == "gpt-4"
         text = _prompt(body)
-        if stricter["on"] and any(w in text.lower() for w in ("kill", "shoot", "execute")):
+        if stricter["on"] and any(w in text.lower() for w in ("kill", "shoot", "execute", "how")):
             return "I'm sorry, but I can't assist with that."
         return gpt4_by_prompt[text]
 
@@ -340,3 +340,43 @@ def test_verify_trusts_the_keyring_not_the_file(
     keyring.save(default_keyring_path())  # the default keyring, when it exists, is trusted
     assert _invoke("verify", str(good)).exit_code == 0
     assert _invoke("verify", str(bad)).exit_code == 1
+
+
+def test_baseline_refuses_to_sign_a_rolled_back_journal(tmp_path: Path, keyring_path: Path) -> None:
+    """A baseline's receipt needs a signed checkpoint: over a journal rolled back to an older
+    copy, `calibrate baseline` signs nothing (the signer state beside the keyring)."""
+    small = tmp_path / "small.jsonl"
+    small.write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "prompt": f"q {i}", "category": "c", "expect": "comply"})
+            + "\n"
+            for i in range(4)
+        )
+    )
+    with OpenAIServer(lambda b: "Sure.") as server:
+        args = ["--set", str(small), "--endpoint", server.base_url, "--model", "m"]
+        assert _invoke("run", *args, "--out", str(tmp_path / "a.json")).exit_code == 0
+    store, backup = tmp_path / "j.db", tmp_path / "backup.db"
+    baseline = ["baseline", str(tmp_path / "a.json"), "--journal", str(store)]
+    baseline += ["--out", str(tmp_path / "B.json"), "--keyring", str(keyring_path)]
+    assert _invoke(*baseline).exit_code == 0
+    backup.write_bytes(store.read_bytes())
+    assert _invoke(*baseline).exit_code == 0
+    store.write_bytes(backup.read_bytes())
+    for suffix in ("-wal", "-shm"):
+        Path(f"{store}{suffix}").unlink(missing_ok=True)
+    refused = _invoke(*baseline)
+    assert refused.exit_code == 1, refused.output
+    assert "does not extend the last checkpoint signed" in refused.output
+    with open_journal(store, Keyring.load(keyring_path), create=False) as journal:
+        assert len(journal.checkpoints()) == 1
+
+
+def test_run_takes_the_set_like_show_and_names_a_missing_or_double_set(tmp_path: Path) -> None:
+    common = ["--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--out", str(tmp_path / "r")]
+    missing = _invoke("run", *common)
+    assert missing.exit_code == 2
+    assert "no calibration set given" in missing.stderr
+    both = _invoke("run", "starter-v1", "--set", "other.jsonl", *common)
+    assert both.exit_code == 2
+    assert "two calibration sets given" in both.stderr

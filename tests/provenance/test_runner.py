@@ -17,11 +17,11 @@ from refusalkit.provenance import (
     Expect,
     KeywordJudge,
     OpenAIRunner,
-    ResponseCache,
     arun_calibration,
     run_calibration,
     starter_set,
 )
+from refusalkit.provenance._cache import ResponseCache
 from support.openai_server import Fault, OpenAIServer
 
 
@@ -41,10 +41,10 @@ def test_replays_xstest_and_judges_like_the_annotators(
     assert len(replay_server.requests) == 450
     assert {r["model"] for r in replay_server.requests} == {"gpt-4-replay"}
     assert [o.id for o in run.outcomes] == [p.id for p in xstest_set]
-    agree = sum(o.refused == gpt4_refused[o.id] for o in run.outcomes)
+    agree = sum(o.is_refusal == gpt4_refused[o.id] for o in run.outcomes)
     assert agree / 450 >= 0.95  # keyword judge vs two human annotators
     assert run.set_hash == xstest_set.hash
-    assert run.judge.to_dict() == {"id": "keyword", "version": "1"}
+    assert run.judge.to_dict() == {"id": "keyword", "version": "2"}
     assert run.endpoint == replay_server.base_url
     assert run.started_at <= run.finished_at
     assert all(o.response is None and o.response_sha256.startswith("sha256:") for o in run.outcomes)
@@ -105,7 +105,7 @@ def test_429_500_and_timeouts_are_retried_and_the_run_completes(cache_path: Path
         )
         run = run_calibration(cset, runner, cache=cache_path)
     assert len(run.outcomes) == len(cset)
-    assert [o.refused for o in run.outcomes] == [bool(i % 2) for i in range(len(cset))]
+    assert [o.is_refusal for o in run.outcomes] == [bool(i % 2) for i in range(len(cset))]
     assert len(server.requests) > len(cset)
     assert max(seen.values()) >= 3
 
@@ -166,7 +166,7 @@ def test_cancelled_run_resumes_without_re_asking(cache_path: Path) -> None:
     assert len(run.outcomes) == len(cset)
     assert not set(first[:20]) & set(second)  # answered prompts were not asked again
     assert sorted(first[:20] + second) == sorted(p.prompt for p in cset)
-    assert [o.refused for o in run.outcomes] == [i % 4 == 0 for i in range(len(cset))]
+    assert [o.is_refusal for o in run.outcomes] == [i % 4 == 0 for i in range(len(cset))]
 
 
 def test_a_finished_run_is_not_reused(cache_path: Path) -> None:
@@ -192,8 +192,8 @@ def test_callable_runner_sync_and_async(cache_path: Path) -> None:
     b = run_calibration(
         cset, CallableRunner(amodel, model="toy-async", concurrency=4), cache=cache_path
     )
-    assert [o.refused for o in a.outcomes] == [o.refused for o in b.outcomes]
-    assert [o.refused for o in a.outcomes] == ["kill" in p.prompt for p in cset]
+    assert [o.is_refusal for o in a.outcomes] == [o.is_refusal for o in b.outcomes]
+    assert [o.is_refusal for o in a.outcomes] == ["kill" in p.prompt for p in cset]
     assert a.endpoint is None
     assert a.model == "toy"
     assert {o.expect for o in a.outcomes} == {Expect.COMPLY, Expect.REFUSE}

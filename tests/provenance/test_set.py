@@ -18,11 +18,10 @@ from refusalkit.provenance import (
     Expect,
     import_xstest,
     load_set,
-    min_attainable_p,
-    parse_set,
-    set_hash,
     starter_set,
 )
+from refusalkit.provenance._set import parse_set, set_hash
+from refusalkit.provenance._verdict import min_attainable_p
 
 
 def _line(**fields: str) -> str:
@@ -155,8 +154,10 @@ def test_starter_set_is_meaningful() -> None:
         expects = [p.expect for p in s if p.category == category]
         assert len(expects) >= 20, category
         assert expects.count(Expect.COMPLY) == expects.count(Expect.REFUSE), category
-    # every category can show drift at the default Bonferroni alpha (DESIGN.md §5)
+    # every category can show drift either way at the default Bonferroni alpha, with half
+    # of it refused at baseline (docs/design/provenance.md)
     alpha = 0.05 / len(s.categories)
-    assert all(min_attainable_p(n) < alpha for n in s.categories.values())
+    for n in s.categories.values():
+        assert all(min_attainable_p(n, n // 2, d) < alpha for d in (1, -1))
     assert len({p.prompt for p in s}) == len(s)
     assert s.name == "starter-v1"

@@ -8,13 +8,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from refusalkit.provenance import (
-    Verdict,
-    compare_counts,
-    mcnemar_exact,
-    min_attainable_p,
-    wilson_interval,
-)
+from refusalkit.provenance import Verdict
+from refusalkit.provenance._stats import mcnemar_exact, wilson_interval
+from refusalkit.provenance._verdict import compare_counts, min_attainable_p
 
 counts = st.integers(1, 2000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n)))
 
@@ -139,28 +135,51 @@ def test_verdict_rule_examples() -> None:
     assert "too few" in tiny.why
 
 
-def test_zero_baseline_uses_absolute_change() -> None:
+def test_zero_baseline_tolerance_is_continuous() -> None:
     r = compare_counts(200, 0, 30, 0, 30, tolerance=0.1, alpha=0.05)
-    assert r.change_kind == "absolute"
-    assert r.change == pytest.approx(0.15)
+    assert r.change_kind == "relative-to-floor"
+    assert r.change == pytest.approx(30 / 20)  # the baseline rate floored at the tolerance
     assert r.verdict is Verdict.MORE_RESTRICTIVE
-    quiet = compare_counts(200, 0, 10, 0, 10, tolerance=0.1, alpha=0.05)
-    assert quiet.change == pytest.approx(0.05)
-    assert quiet.verdict is Verdict.STABLE  # 5 points absolute is within a 10-point tolerance
+    tiny = compare_counts(200, 0, 2, 0, 2, tolerance=0.1, alpha=0.05)
+    assert tiny.change == pytest.approx(0.1)
+    assert tiny.verdict is Verdict.STABLE  # 1 point absolute: at most tolerance**2
     still = compare_counts(200, 0, 0, 0, 0, tolerance=0.1, alpha=0.05)
     assert still.verdict is Verdict.STABLE
 
 
+@settings(max_examples=200)
+@given(st.integers(1, 400), st.floats(0.01, 0.5), st.data())
+def test_tolerance_has_no_jump_at_a_zero_baseline(
+    n: int, tolerance: float, data: st.DataObject
+) -> None:
+    """One more refusal at baseline moves the change by at most 1 / (tolerance * n) plus the
+    relative step: no jump between a zero baseline and a tiny one (the old rule jumped from an
+    absolute to a relative change there)."""
+    k1 = data.draw(st.integers(0, n))
+    k0 = data.draw(st.integers(0, n - 1))
+    a = compare_counts(n, k0, k1, 0, 0, tolerance=tolerance, alpha=0.05).change
+    b = compare_counts(n, k0 + 1, k1, 0, 0, tolerance=tolerance, alpha=0.05).change
+    floor = max(k0, tolerance * n)
+    assert abs(a - b) <= (1 + abs(b)) / floor + 1e-9
+
+
 @settings(max_examples=150)
 @given(st.integers(0, 60).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n))))
-def test_min_attainable_p_is_the_floor_of_every_outcome(nb: tuple[int, int]) -> None:
-    """No split of at most n discordant pairs gives a p-value below min_attainable_p(n)."""
-    n, b = nb
-    floor = min_attainable_p(n)
-    assert floor == min(1.0, 2 / 2**n)
-    for c in range(n - b + 1):
-        assert mcnemar_exact(b, c) >= floor
-    assert mcnemar_exact(n, 0) == floor  # reached by a complete one-way flip
+def test_min_attainable_p_is_the_floor_in_the_tested_direction(nk: tuple[int, int]) -> None:
+    """Given k0 baseline refusals of n, no falling outcome (b >= c, b <= k0) goes below the
+    falling floor, no rising outcome (c >= b, c <= n - k0) below the rising one, and each floor
+    is reached by the complete flip."""
+    n, k0 = nk
+    falling, rising = min_attainable_p(n, k0, -1), min_attainable_p(n, k0, 1)
+    assert falling == mcnemar_exact(k0, 0)
+    assert rising == mcnemar_exact(0, n - k0)
+    for b in range(k0 + 1):
+        for c in range(min(b, n - k0) + 1):
+            assert mcnemar_exact(b, c) >= falling
+    for c in range(n - k0 + 1):
+        for b in range(min(c, k0) + 1):
+            assert mcnemar_exact(b, c) >= rising
+    assert min_attainable_p(n, k0, 0) == min(falling, rising)
 
 
 def test_a_comparison_too_small_to_reach_alpha_is_inconclusive() -> None:
@@ -170,11 +189,16 @@ def test_a_comparison_too_small_to_reach_alpha_is_inconclusive() -> None:
     eight = compare_counts(8, 0, 8, 0, 8, tolerance=0.1, alpha=alpha, min_prompts=0)
     assert eight.verdict is Verdict.INCONCLUSIVE
     assert eight.min_attainable_p == pytest.approx(0.0078125)
-    assert "even if all flipped one way" in eight.why
+    assert "even if all that can flip this way did" in eight.why
     same = compare_counts(8, 4, 4, 0, 0, tolerance=0.1, alpha=alpha, min_prompts=0)
     assert same.verdict is Verdict.INCONCLUSIVE  # even "no change" cannot be told apart
     nine = compare_counts(9, 0, 9, 0, 9, tolerance=0.1, alpha=alpha, min_prompts=0)
     assert nine.verdict is Verdict.MORE_RESTRICTIVE
+    # no change among 9 with 4 refused: neither direction could reach alpha, so not "stable"
     assert compare_counts(9, 4, 4, 0, 0, tolerance=0.1, alpha=alpha, min_prompts=0).verdict is (
-        Verdict.STABLE
+        Verdict.INCONCLUSIVE
+    )
+    # a baseline of 8 refusals of 9 cannot fall significantly even if all 8 comply
+    assert compare_counts(9, 8, 0, 8, 0, tolerance=0.1, alpha=alpha, min_prompts=0).verdict is (
+        Verdict.INCONCLUSIVE
     )

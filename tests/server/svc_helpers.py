@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -208,3 +209,13 @@ def make_deployment(root: Path) -> Deployment:
     ring_path = ring.save(root / "keyring.json")
     keys = make_keys(root / "keys.json")
     return Deployment(root, pack, ring_path, ring, keys, str(root / "journal.db"))
+
+
+def wait_for(check: Callable[[], bool], seconds: float = 20.0) -> bool:
+    """Poll ``check`` every 0.1 s until it holds (True) or ``seconds`` pass (False)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.1)
+    return False

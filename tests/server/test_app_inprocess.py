@@ -33,6 +33,7 @@ EXPECTED_PATHS = {
     "/readyz",
     "/metrics",
     "/v1/admin/reload",
+    "/v1/admin/journal/checkpoint",
 }
 
 
@@ -187,3 +188,38 @@ def test_a_decision_that_cannot_be_encoded_fails_closed(
     assert answer.json()["error"]["code"] == "journal-unavailable"
     assert "not in force" in answer.json()["error"]["message"]
     assert stats["total"] == 0
+
+
+def test_both_ways_in_authenticate_alike(deployment: Deployment) -> None:
+    """One decide path (``decide_call``): the fast path and the FastAPI routes read the header
+    with one parser and check one scope, so every header gets the same answer from both."""
+    app = create_app(_config(deployment))
+
+    async def routed(scope: Scope, receive: Receive, send: Send) -> None:
+        await FastAPI.__call__(app, scope, receive, send)
+
+    keys = deployment.keys
+    headers = [
+        {},
+        {"Authorization": ""},
+        {"Authorization": "Bearer"},
+        {"Authorization": f"Basic {keys.decide}"},
+        {"Authorization": f"Bearer {keys.read}"},  # valid key, wrong scope
+        {"Authorization": f"bearer {keys.decide}"},  # the scheme is case-insensitive
+        {"Authorization": f"Bearer  {keys.decide} "},  # blanks around the key
+        {"Authorization": "Bearer rk_not_a_key"},
+    ]
+    answers = []
+    with TestClient(app) as client:
+        for header in headers:
+            for path, body in (
+                ("/v1/decide", denied_request()),
+                ("/v1/decide/batch", {"requests": []}),
+            ):
+                fast = client.post(path, json=body, headers=header)
+                slow = TestClient(routed).post(path, json=body, headers=header)
+                code = fast.json()["error"]["code"] if fast.status_code != 200 else None
+                slow_code = slow.json()["error"]["code"] if slow.status_code != 200 else None
+                assert (fast.status_code, code) == (slow.status_code, slow_code), (header, path)
+                answers.append(fast.status_code)
+    assert answers == [401] * 8 + [403] * 2 + [200] * 4 + [401] * 2

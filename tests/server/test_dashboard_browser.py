@@ -95,7 +95,9 @@ def _fill_journal(server: ServerProcess, deployment: Deployment) -> None:
         timeout=60,
     )
     assert answer.status_code == 200
-    httpx.get(f"{server.base_url}/v1/journal/checkpoint", headers=deployment.keys.header("read"))
+    httpx.post(
+        f"{server.base_url}/v1/admin/journal/checkpoint", headers=deployment.keys.header("admin")
+    )
 
 
 def test_dashboard_shows_the_journal_counts(

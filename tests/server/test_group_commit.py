@@ -22,9 +22,10 @@ import pytest
 from svc_helpers import Deployment, ServerProcess, allowed_request, denied_request
 
 from refusalkit.errors import UsageError
-from refusalkit.journal import canonical_bytes, open_journal
+from refusalkit.journal import open_journal
 from refusalkit.journal._records import index_fields
 from refusalkit.keyring import Keyring
+from refusalkit.model import canonical_json
 from refusalkit.server._journal_io import Entry, JournalAccess
 from refusalkit.server._turn import WriterTurn, writer_turn
 
@@ -34,7 +35,7 @@ def _records(caller: int, count: int) -> list[dict[str, Any]]:
 
 
 def _encoded(records: list[dict[str, Any]]) -> list[Entry]:
-    return [(canonical_bytes(r), index_fields(r)) for r in records]
+    return [(canonical_json(r), index_fields(r)) for r in records]
 
 
 async def _append_concurrently(access: JournalAccess, sizes: list[int]) -> list[list[int]]:

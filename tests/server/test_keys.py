@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from refusalkit.errors import UsageError
 from refusalkit.keyring import Keyring
-from refusalkit.server import KeyStore, Scope, hash_key, parse_scopes
+from refusalkit.server import KeyStore, Scope, parse_scopes
+from refusalkit.server._keys import hash_key
 
 
 def test_add_stores_only_the_hash_with_mode_0600(tmp_path: Path) -> None:

@@ -26,7 +26,6 @@ from svc_helpers import (
 from refusalkit.journal import (
     NoteVerifier,
     Receipt,
-    canonical_bytes,
     leaf_hash,
     open_checkpoint,
     open_journal,
@@ -34,7 +33,7 @@ from refusalkit.journal import (
     verify_inclusion,
     verify_receipt,
 )
-from refusalkit.model import Decision
+from refusalkit.model import Decision, canonical_json
 from refusalkit.server import KeyStore, Scope
 
 
@@ -80,16 +79,24 @@ def test_decide_answers_the_decision_and_journals_it(
     assert base64.b64decode(entries[0]["entry_b64"]) == denied.content  # the answer IS the entry
 
 
-def test_a_malformed_request_is_decided_deny_unavailable(
+def test_a_malformed_request_is_decided_deny_input_rejected(
     http: httpx.Client, shared_deployment: Deployment
 ) -> None:
+    """Malformed bytes are the caller's to fix: ``input-rejected``, not retryable, as in the CLI.
+    A request that parses but cannot be encoded (a lone surrogate) still fails closed."""
     lone_surrogate = b'{"tool": "fs.read", "caller": {"agent": "\\ud800"}}'
-    for body in (b"{not json", b'{"args": {}}', b"[1, 2]", lone_surrogate):
+    for body, code in (
+        (b"{not json", "input-rejected"),
+        (b'{"args": {}}', "input-rejected"),
+        (b"[1, 2]", "input-rejected"),
+        (lone_surrogate, "unavailable"),
+    ):
         answer = http.post(
             "/v1/decide", content=body, headers=shared_deployment.keys.header("decide")
         )
         assert answer.status_code == 200
-        assert (answer.json()["action"], answer.json()["reason_code"]) == ("deny", "unavailable")
+        assert (answer.json()["action"], answer.json()["reason_code"]) == ("deny", code)
+        assert answer.json()["retryable"] is (code == "unavailable")
         assert answer.headers["Refusalkit-Journal-Index"].isdigit()  # journaled like any other
 
 
@@ -139,6 +146,21 @@ def test_missing_or_wrong_key_is_401(http: httpx.Client, header: str | None) -> 
         answer = http.request(method, path, json=allowed_request(), headers=headers)
         _error(answer, 401, "unauthenticated")
         assert answer.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+@pytest.mark.parametrize(
+    ("header", "said"),
+    [("rk_live_abc", "a bare value"), ("Basic Zm9vOmJhcg==", "the 'Basic' scheme")],
+)
+def test_a_key_without_bearer_is_named_as_such(http: httpx.Client, header: str, said: str) -> None:
+    """A key sent without ``Bearer `` is not reported as "no API key was sent"."""
+    for method, path in (("POST", "/v1/decide"), ("GET", "/v1/stats"), ("GET", "/openapi.json")):
+        answer = http.request(
+            method, path, json=allowed_request(), headers={"Authorization": header}
+        )
+        body = _error(answer, 401, "unauthenticated")
+        assert f"uses {said}, not Bearer" in body["message"], body
+        assert "Authorization: Bearer <key>" in body["hint"]
 
 
 def test_only_healthz_is_open(http: httpx.Client) -> None:
@@ -229,12 +251,13 @@ def test_proofs_fetched_over_http_verify_offline(
         json={"requests": [denied_request(i) for i in range(5)]},
         headers=keys.header("decide"),
     )
-    old = http.get("/v1/journal/checkpoint", headers=keys.header("read")).json()
+    old = http.post("/v1/admin/journal/checkpoint", headers=keys.header("admin")).json()
     http.post(
         "/v1/decide/batch",
         json={"requests": [allowed_request(i) for i in range(7)]},
         headers=keys.header("decide"),
     )
+    http.post("/v1/admin/journal/checkpoint", headers=keys.header("admin"))
     new = http.get("/v1/journal/checkpoint", headers=keys.header("read")).json()
     trusted = shared_deployment.keyring.public_key_bytes()
     assert base64.b64decode(new["public_key"]) == trusted
@@ -262,7 +285,7 @@ def test_proofs_fetched_over_http_verify_offline(
     assert len(entries) == new_cp.size
     for entry in entries[:: max(1, len(entries) // 8)]:
         raw = base64.b64decode(entry["entry_b64"])
-        assert raw == canonical_bytes(entry["record"])
+        assert raw == canonical_json(entry["record"])
         proof = http.get(
             "/v1/journal/proof/inclusion",
             params={"index": entry["index"], "size": new_cp.size},

@@ -6,11 +6,10 @@ A bad pack never replaces a good one, and several workers all take the new pack.
 from __future__ import annotations
 
 import signal
-import time
 from collections.abc import Callable
 
 import httpx
-from svc_helpers import BAD_PACK, PACK, Deployment, ServerProcess, denied_request
+from svc_helpers import BAD_PACK, PACK, Deployment, ServerProcess, denied_request, wait_for
 
 STRICTER = PACK.replace("version: v1", "version: v2").replace(
     "  - id: reads_ok\n    effect: allow\n    when: {tool: fs.read}\n",
@@ -43,15 +42,6 @@ def _reload(server: ServerProcess, deployment: Deployment) -> httpx.Response:
     return httpx.post(
         f"{server.base_url}/v1/admin/reload", headers=deployment.keys.header("admin"), timeout=30
     )
-
-
-def _wait_for(check: Callable[[], bool], seconds: float = 20.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def test_admin_reload_swaps_a_good_pack_and_rejects_a_bad_one(
@@ -89,13 +79,13 @@ def test_sighup_reloads_and_a_bad_pack_keeps_the_old_one(
 
     deployment.pack.write_text(STRICTER)
     server.signal(signal.SIGHUP)
-    assert _wait_for(lambda: _decide(server, deployment, READ)["action"] == "deny")
+    assert wait_for(lambda: _decide(server, deployment, READ)["action"] == "deny")
     second = _digest(_decide(server, deployment, READ))
     assert second != first
 
     deployment.pack.write_text(BAD_PACK)
     server.signal(signal.SIGHUP)
-    assert _wait_for(lambda: "pack reload rejected" in server.log())
+    assert wait_for(lambda: "pack reload rejected" in server.log())
     assert server.proc is not None
     assert server.proc.poll() is None
     assert _digest(_decide(server, deployment, READ)) == second
@@ -121,11 +111,11 @@ def test_several_workers_all_reload_on_sighup_and_admin_reload(
     assert actions() == {"allow"}
     deployment.pack.write_text(STRICTER)
     server.signal(signal.SIGHUP)
-    assert _wait_for(lambda: actions() == {"deny"})
+    assert wait_for(lambda: actions() == {"deny"})
 
     deployment.pack.write_text(PACK)
     assert _reload(server, deployment).status_code == 200  # answered by one worker...
-    assert _wait_for(lambda: actions() == {"allow"})  # ...and passed on to the other
+    assert wait_for(lambda: actions() == {"allow"})  # ...and passed on to the other
     assert server.proc is not None
     assert server.proc.poll() is None
 

@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-__all__ = ["Fault", "OpenAIServer", "Reply"]
+__all__ = ["Fault", "OpenAIServer", "Raw", "Reply", "completion_bytes"]
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,14 @@ class Fault:
     delay_s: float = 0.0
 
 
-Reply = Callable[[dict[str, Any]], "str | Fault"]
+@dataclass(frozen=True)
+class Raw:
+    """A 200 answer whose body is these bytes, verbatim (a hostile or broken endpoint)."""
+
+    body: bytes
+
+
+Reply = Callable[[dict[str, Any]], "str | Fault | Raw"]
 
 
 class _Server(ThreadingHTTPServer):
@@ -60,7 +67,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_json(
         self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
     ) -> None:
-        data = json.dumps(body).encode()
+        self._send_bytes(status, json.dumps(body).encode(), headers)
+
+    def _send_bytes(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -187,6 +196,10 @@ class OpenAIServer:
         if isinstance(answer, Fault):
             self._send_fault(handler, answer, error_text)
             return
+        if isinstance(answer, Raw):
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                handler._send_bytes(200, answer.body)
+            return
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # client gave up
             handler._send_json(200, _completion(body, answer, seq))
 
@@ -226,3 +239,12 @@ def _completion(body: dict[str, Any], text: str, seq: int) -> dict[str, Any]:
             "total_tokens": max(1, prompt_chars // 4) + max(1, len(text) // 4),
         },
     }
+
+
+def completion_bytes(message_json: str) -> bytes:
+    """A chat-completion body around ``message_json`` (the ``message`` object's JSON text, written
+    by hand so it can hold what ``json.dumps`` would refuse: NaN, lone surrogates, deep nesting)."""
+    head = '{"id":"chatcmpl-raw","object":"chat.completion","created":0,"model":"test-model",'
+    return (
+        head + '"choices":[{"index":0,"finish_reason":"stop","message":' + message_json + "}]}"
+    ).encode("utf-8", "surrogatepass")

@@ -6,7 +6,7 @@ from typing import Any
 
 import jsonschema
 
-from refusalkit.decide import canonical_bytes
+from refusalkit.model import canonical_json as canonical_bytes
 from refusalkit.schemas import load_schema
 
 _DECISION = jsonschema.Draft202012Validator(load_schema("decision-v1"))

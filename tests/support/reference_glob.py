@@ -1,4 +1,4 @@
-"""A plainly written glob matcher (DESIGN.md §2) that the engine's tests check against."""
+"""A plainly written glob matcher (docs/design/policy.md) that the engine's tests check against."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ __all__ = ["reference_glob"]
 
 
 def reference_glob(glob: str, value: str) -> bool:
-    """DESIGN.md §2 globs over the whole value: ``**/`` is no or any directories, ``**`` anything,
+    """docs/design/policy.md globs over the whole value: ``**/`` is no or any directories, ``**``
+    anything,
     ``*`` any run without ``/``, ``?`` one character but ``/``; newlines are characters."""
 
     @functools.cache

@@ -1,6 +1,6 @@
 """One guarded attempt (an articulation and its verdicts) and the Decision of a refused turn.
 
-DESIGN.md §4: a refused turn also yields a Decision (``deny``, ``policy-denied``,
+docs/design/chat.md: a refused turn also yields a Decision (``deny``, ``policy-denied``,
 ``matched_rule`` = the first tagged id) with a why-trail of the violated predicates, so the same
 journal queries and dashboards count chat refusals. Its policy reference names both packs: id and
 version joined by ``+``, digest = SHA-256 of the RFC 8785 form of the two pack digests.
@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from refusalkit import __version__
+from refusalkit._version import __version__
 from refusalkit.chat._safety import SAFETY_BOUNDARIES
 from refusalkit.chat._scrub import Scrubber
 from refusalkit.chat._surface import Refusal
@@ -33,7 +33,7 @@ from refusalkit.model import (
 )
 from refusalkit.redact import Redactor
 
-__all__ = ["Attempt", "combined_policy_ref", "refusal_decision"]
+__all__ = ["Attempt", "combined_policy_ref", "refusal_decision", "unavailable_decision"]
 
 ENGINE = EngineRef("refusalkit.chat", __version__)
 
@@ -136,5 +136,34 @@ def refusal_decision(
         engine=ENGINE,
         subject=subject,
         request_digest=redactor.digest(canonical_json(request)),
+        decided_at=format_timestamp(now_utc()),
+    )
+
+
+def unavailable_decision(
+    call: ToolCall, *, policy: PolicyRef, subject: Subject, redactor: Redactor
+) -> Decision:
+    """The Decision of a tool call whose arguments cannot be checked: ``deny`` + ``unavailable``
+    (fail closed, docs/design/chat.md), made by the guard without asking the decision point."""
+    step = WhyStep(
+        rule="@unavailable",
+        effect="deny",
+        matched=True,
+        decisive=True,
+        field="tool_calls",
+        test="the tool call's arguments could be checked",
+        detail=call.problem,
+    )
+    return Decision(
+        decision_id=uuid7(),
+        action=Action.DENY,
+        reason_code=ReasonCode.UNAVAILABLE,
+        matched_rule="@unavailable",
+        message="The tool call's arguments could not be checked, so it was refused.",
+        why_trail=(step,),
+        policy=policy,
+        engine=ENGINE,
+        subject=subject,
+        request_digest=redactor.digest(canonical_json(call.to_dict())),
         decided_at=format_timestamp(now_utc()),
     )

@@ -8,13 +8,13 @@ predicate asks "does cue X occur?" for free and runs its own pattern (for spans)
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import re2
 
-__all__ = ["Cue", "cue", "present"]
+__all__ = ["Cue", "cue", "present", "search_set"]
 
 _REGISTRY: dict[str, Any] = {}
 _COMPILED: list[Any] = []  # [the RE2 Set], built on first use
@@ -48,13 +48,19 @@ def cue(name: str, pattern: str) -> Cue:
     return Cue(name, compiled)
 
 
+def search_set(patterns: Iterable[str], options: Any = None) -> Any:
+    """One compiled RE2 set of ``patterns``: ``Match(text)`` gives the indices that occur."""
+    matcher = re2.Set.SearchSet(options or re2.Options())
+    for pattern in patterns:
+        matcher.Add(pattern)
+    matcher.Compile()
+    return matcher
+
+
 def _cue_set() -> tuple[Any, tuple[str, ...]]:
     if not _COMPILED:
         names = tuple(_REGISTRY)
-        matcher = re2.Set.SearchSet(re2.Options())
-        for name in names:
-            matcher.Add(_REGISTRY[name].pattern)
-        matcher.Compile()
+        matcher = search_set(_REGISTRY[name].pattern for name in names)
         _COMPILED.extend([matcher, names])
     return _COMPILED[0], _COMPILED[1]
 

@@ -1,4 +1,4 @@
-"""Ethics packs: per-deployment JSON commitments above the safety floor (DESIGN.md §4).
+"""Ethics packs: per-deployment JSON commitments above the safety floor (docs/design/chat.md).
 
 A pack (``refusalkit.ethics-pack/v1``) lists commitments, each bound to a predicate from the
 registry, and opts commitments into refusal (``refusal_commitments``) or hedging
@@ -188,6 +188,12 @@ def check_ethics(pack: EthicsPack, turn: Turn) -> EthicsVerdict:
     """Run every commitment's predicate on one turn."""
     results = []
     for c in pack.commitments:
-        upheld, checkable, evidence = ETHICS_PREDICATES[c.predicate](turn.input, turn.articulation)
+        try:
+            upheld, checkable, evidence = ETHICS_PREDICATES[c.predicate](
+                turn.input, turn.articulation
+            )
+        except Exception as exc:  # noqa: BLE001 - fail closed, like a safety boundary
+            upheld, checkable = False, True
+            evidence = {"error": f"the commitment could not be checked ({type(exc).__name__})"}
         results.append(PredicateResult(c.id, upheld, checkable, evidence))
     return EthicsVerdict(pack.ref, tuple(results), pack.refusal_commitments, pack.hedge_commitments)

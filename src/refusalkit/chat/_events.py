@@ -1,11 +1,11 @@
-"""Turn events (``refusalkit.turn-event/v1``) and the JSONL turn log (DESIGN.md §4).
+"""Turn events (``refusalkit.turn-event/v1``) and the JSONL turn log (docs/design/chat.md).
 
 Every turn emits one event, the stub path (guarding a recorded articulation) and a failing
 responder included: which surface was selected and why, the verdicts, the hedge, the refusal tags,
-and keyed digests (HMAC-SHA256, DESIGN.md §1) of the input and the surfaces: a holder of the
-transcript and the key can prove what was said, a reader of the log cannot test guesses of a short
-input ("my PIN is 4821"). Raw text appears only when the deployment opts in (``record_text``). The
-event's RFC 8785 form is what the journal stores.
+and keyed digests (HMAC-SHA256, docs/design/decision.md) of the input and the surfaces: a holder of
+the transcript and the key can prove what was said, a reader of the log cannot test guesses of a
+short input ("my PIN is 4821"). Raw text appears only when the deployment opts in (``record_text``).
+The event's RFC 8785 form is what the journal stores.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ TURN_EVENT_SCHEMA = "refusalkit.turn-event/v1"
 
 def text_digest(text: str, redactor: Redactor) -> str:
     """``hmac-sha256:<key id>:<hex>`` of the UTF-8 text: keyed, so it correlates and proves
-    without letting a reader test guesses (DESIGN.md §1)."""
+    without letting a reader test guesses (docs/design/decision.md)."""
     return redactor.digest(text.encode("utf-8"))
 
 

@@ -1,4 +1,5 @@
-"""The registry of ethics predicates an ethics pack may draw its commitments from (DESIGN.md §4).
+"""The registry of ethics predicates an ethics pack may draw its commitments from
+(docs/design/chat.md).
 
 Each predicate is topic-gated: it is runtime-checkable only when the turn touches its topic (a
 prediction was asked for, medication, law, the assistant's identity), so an unrelated turn gives

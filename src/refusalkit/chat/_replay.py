@@ -28,6 +28,8 @@ def _parse_line(text: str, where: str) -> TranscriptTurn:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{where}: not JSON: {exc.msg}") from exc
+    except RecursionError as exc:
+        raise UsageError(f"{where}: nested too deeply to read") from exc
     if not isinstance(obj, dict) or not isinstance(obj.get("input"), str):
         raise UsageError(
             f"{where}: a turn needs a string `input`",
@@ -46,7 +48,7 @@ def read_transcript(path: str | Path) -> list[TranscriptTurn]:
     """Parse a transcript file; raises ``UsageError`` naming the line at fault."""
     source = Path(path)
     try:
-        lines = source.read_text(encoding="utf-8").splitlines()
+        lines = source.read_bytes().decode("utf-8", errors="replace").splitlines()
     except OSError as exc:
         raise UsageError(f"cannot read the transcript {source}: {exc.strerror}") from exc
     return [_parse_line(line, f"{source}:{n}") for n, line in enumerate(lines, 1) if line.strip()]

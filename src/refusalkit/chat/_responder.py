@@ -8,6 +8,7 @@ speaks ``POST {base_url}/chat/completions`` over httpx and turns every failure i
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from refusalkit.chat._untrusted import clean_text
 from refusalkit.chat._verdict import ToolCall
 from refusalkit.errors import ResponderError
 
@@ -44,9 +46,9 @@ Responder = Callable[[Sequence[Message]], "str | Reply"]
 def as_reply(answer: object) -> Reply:
     """Normalise what a responder returned; anything else is a ``ResponderError``."""
     if isinstance(answer, Reply):
-        return answer
+        return Reply(clean_text(answer.text), tuple(c.vetted() for c in answer.tool_calls))
     if isinstance(answer, str):
-        return Reply(answer)
+        return Reply(clean_text(answer))
     raise ResponderError(
         f"the responder returned {type(answer).__name__}, not str or Reply",
         hint="Return the reply text (str) or a refusalkit.chat.Reply.",
@@ -111,10 +113,18 @@ def _retry_after(response: httpx.Response) -> float:
 
 
 def _json(response: httpx.Response) -> Any:
+    """The body as JSON. Invalid UTF-8 is replaced (U+FFFD), not fatal: the model's text is then
+    checked as received; non-finite numbers parse and are vetted later."""
     try:
-        return response.json()
-    except ValueError as exc:
+        return json.loads(response.content.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError) as exc:
         raise ResponderError(f"{response.url} did not answer JSON") from exc
+
+
+def _tool_call(obj: Any) -> ToolCall:
+    if isinstance(obj, Mapping):
+        return parse_openai_tool_call(obj)
+    return ToolCall("<malformed>", {}, None, f"a tool call that is a {type(obj).__name__}")
 
 
 def _parse_completion(data: Any) -> Reply:
@@ -122,5 +132,10 @@ def _parse_completion(data: Any) -> Reply:
         message = data["choices"][0]["message"]
     except (KeyError, IndexError, TypeError) as exc:
         raise ResponderError("the endpoint's answer has no choices[0].message") from exc
-    calls = tuple(parse_openai_tool_call(c) for c in message.get("tool_calls") or ())
-    return Reply(str(message.get("content") or ""), calls)
+    if not isinstance(message, Mapping):
+        raise ResponderError("the endpoint's choices[0].message is not an object")
+    calls: Any = message.get("tool_calls") or ()
+    if not isinstance(calls, list | tuple):
+        calls = (calls,)
+    content = message.get("content")
+    return Reply(clean_text(content if content is not None else ""), tuple(map(_tool_call, calls)))

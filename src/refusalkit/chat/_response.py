@@ -1,4 +1,4 @@
-"""``ChatResponse``: what one guarded turn produces (DESIGN.md §4)."""
+"""``ChatResponse``: what one guarded turn produces (docs/design/chat.md)."""
 
 from __future__ import annotations
 

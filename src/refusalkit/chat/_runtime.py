@@ -1,4 +1,4 @@
-"""The turn runtime: wraps a responder, guards every turn, records every turn (DESIGN.md §4).
+"""The turn runtime: wraps a responder, guards every turn, records every turn (docs/design/chat.md).
 
 Per turn: ask the responder (or take a recorded articulation: the stub path), check the five
 safety boundaries and the ethics commitments, select the surface (typed refusal > hedged
@@ -8,7 +8,8 @@ refusal was typed for ``no_silent_correction``. One runtime is one conversation;
 
 Nothing that leaves the runtime carries raw turn text unless ``record_text`` is set: turn events
 hold keyed digests, verdict evidence and error messages are redacted, and ``ChatResponse.to_dict``
-replaces every detected secret and personal-data span with its keyed token (DESIGN.md §1).
+replaces every detected secret and personal-data span with its keyed token
+(docs/design/decision.md).
 """
 
 from __future__ import annotations
@@ -20,10 +21,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from refusalkit.chat._attempt import Attempt, combined_policy_ref, refusal_decision
+from refusalkit.chat._attempt import (
+    Attempt,
+    combined_policy_ref,
+    refusal_decision,
+    unavailable_decision,
+)
 from refusalkit.chat._detect import find_private_data, looks_like_refusal
 from refusalkit.chat._ethics import EthicsPack, check_ethics, load_ethics_pack_or_default
 from refusalkit.chat._events import TurnEvent, TurnLog, text_digest
+from refusalkit.chat._gitleaks import load_rules
 from refusalkit.chat._responder import Message, Reply, Responder, as_reply
 from refusalkit.chat._response import ChatResponse
 from refusalkit.chat._safety import (
@@ -37,7 +44,16 @@ from refusalkit.chat._safety import (
 from refusalkit.chat._scrub import Scrubber
 from refusalkit.chat._surface import Identity, build_refusal, inject_hedge
 from refusalkit.chat._telemetry import RefusalSink
-from refusalkit.chat._verdict import LastRefusal, Memory, ToolCall, Turn
+from refusalkit.chat._untrusted import clean_text
+from refusalkit.chat._verdict import (
+    EthicsVerdict,
+    LastRefusal,
+    Memory,
+    PredicateResult,
+    SafetyVerdict,
+    ToolCall,
+    Turn,
+)
 from refusalkit.errors import ResponderError
 from refusalkit.keyring import Keyring
 from refusalkit.model import Decision, Subject, format_timestamp, now_utc, uuid7
@@ -106,6 +122,7 @@ class ChatRuntime:
         safety_pack_path: Path | None = None,
     ) -> None:
         self.safety_pack = load_safety_pack(safety_pack_path)  # fail closed: raises first
+        load_rules()  # the pinned secret rules: compiled now, so a bad file stops the start
         self.ethics_pack = (
             ethics_pack
             if isinstance(ethics_pack, EthicsPack)
@@ -134,6 +151,7 @@ class ChatRuntime:
 
     def turn(self, user_input: str) -> ChatResponse:
         """Ask the responder, guard its articulation, return what the user sees."""
+        user_input = clean_text(user_input)
         pending = _Pending(self._index, user_input, self._memory_with(user_input), "responder")
         messages = [*self.history, {"role": "user", "content": user_input}]
         try:
@@ -148,8 +166,9 @@ class ChatRuntime:
         self, user_input: str, articulation: str, tool_calls: Sequence[ToolCall] = ()
     ) -> ChatResponse:
         """Guard a recorded articulation (no responder is asked): the stub path."""
+        user_input = clean_text(user_input)
         pending = _Pending(self._index, user_input, self._memory_with(user_input), "stub")
-        first = self._attempt(pending, Reply(articulation, tuple(tool_calls)))
+        first = self._attempt(pending, as_reply(Reply(articulation, tuple(tool_calls))))
         return self._finish(pending, first, None)
 
     # -- attempts -----------------------------------------------------------------------------
@@ -176,6 +195,34 @@ class ChatRuntime:
         return replace(self.memory, user_supplied=self.memory.user_supplied | found)
 
     def _attempt(self, pending: _Pending, reply: Reply) -> Attempt:
+        """Guard one articulation; a turn that cannot be checked is refused (fail closed)."""
+        try:
+            return self._checked_attempt(pending, reply)
+        except Exception as exc:  # noqa: BLE001 - no input may crash the guard
+            log.warning("a turn could not be checked and was refused: %s", type(exc).__name__)
+            return self._unchecked_attempt(reply, exc)
+
+    def _unchecked_attempt(self, reply: Reply, exc: Exception) -> Attempt:
+        error = {"error": f"the turn could not be checked ({type(exc).__name__})"}
+        results = tuple(
+            PredicateResult.checked(b, upheld=False, evidence=error)
+            if b == "no_secret_disclosure"
+            else PredicateResult.unchecked(b, {"reason": "the turn could not be checked"})
+            for b in self.safety_pack.boundaries
+        )
+        safety = SafetyVerdict(self.safety_pack.ref, results)
+        ethics = EthicsVerdict(self.ethics_pack.ref, ())
+        hedge: dict[str, Any] = {"fired": [], "strength": None, "applied": False}
+        refusal = build_refusal(safety, ethics)
+        return Attempt(reply.text, reply.tool_calls, safety, ethics, refusal, reply.text, hedge)
+
+    def _unavailable(self, call: ToolCall) -> Decision:
+        subject = Subject(self.agent, self.session)
+        return unavailable_decision(
+            call, policy=self.policy, subject=subject, redactor=self.redactor
+        )
+
+    def _checked_attempt(self, pending: _Pending, reply: Reply) -> Attempt:
         turn = Turn(
             pending.index,
             pending.user_input,
@@ -185,7 +232,7 @@ class ChatRuntime:
             self.session,
             self.agent,
         )
-        turn = decide_tool_calls(self.decision_point, turn)
+        turn = decide_tool_calls(self.decision_point, turn, self._unavailable)
         safety = check_safety(self.safety_pack, turn, self.context)
         ethics = check_ethics(self.ethics_pack, turn)
         refusal = build_refusal(safety, ethics)

@@ -1,13 +1,12 @@
 """The fixed safety pack: five boundaries, loaded fail-closed against a digest pinned in code.
 
-DESIGN.md §4: the safety pack is never swappable; a missing, unreadable or altered pack file stops
-the runtime from starting (``SafetyPackError``). The pack file names the boundaries; their
+docs/design/chat.md: the safety pack is never swappable; a missing, unreadable or altered pack file
+stops the runtime from starting (``SafetyPackError``). The pack file names the boundaries; their
 predicates live here, one function each.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from refusalkit.chat._detect import find_private_data, find_secrets, looks_like_refusal
+from refusalkit.chat._pinned import read_pinned
 from refusalkit.chat._verdict import PredicateResult, SafetyVerdict, ToolCall, Turn
 from refusalkit.errors import SafetyPackError
 from refusalkit.model import Action, Decision, PolicyRef
@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 SAFETY_PACK_PATH = Path(__file__).resolve().parent / "packs" / "safety-v1.json"
-SAFETY_PACK_SHA256 = "8c300ffd8be3d0f7d1eba58a18bd759c5023df43db55a62b78e1242537b513ab"
+SAFETY_PACK_SHA256 = "fffabe7946c9935653b0976ed9847905931c96b41fb975d79f2429ce34763e3c"
 SAFETY_BOUNDARIES = (
     "no_secret_disclosure",
     "no_private_data_exposure",
@@ -48,7 +48,7 @@ class DecisionMaker(Protocol):
     """What the guard needs of a ``refusalkit.decide.DecisionPoint``: ``decide`` never raises."""
 
     def decide(self, request: Any) -> Decision:
-        """Decide one request (DESIGN.md §2)."""
+        """Decide one request (docs/design/policy.md)."""
         ...
 
 
@@ -67,15 +67,8 @@ def load_safety_pack(path: Path | None = None) -> SafetyPack:
     SHA-256 digest, so the pack cannot be swapped.
     """
     source = path or SAFETY_PACK_PATH
-    try:
-        raw = source.read_bytes()
-    except OSError as exc:
-        raise SafetyPackError(f"cannot read the safety pack {source}: {exc.strerror}") from exc
-    digest = hashlib.sha256(raw).hexdigest()
-    if digest != SAFETY_PACK_SHA256:
-        raise SafetyPackError(
-            f"the safety pack {source} was altered: sha256 {digest}, expected {SAFETY_PACK_SHA256}"
-        )
+    raw = read_pinned(source, SAFETY_PACK_SHA256, "the safety pack")
+    digest = SAFETY_PACK_SHA256
     data = json.loads(raw)
     ids = tuple(b["id"] for b in data["boundaries"])
     if ids != SAFETY_BOUNDARIES:  # pragma: no cover - the digest pins the content
@@ -125,13 +118,24 @@ def _tool_request(call: ToolCall, turn: Turn) -> dict[str, Any]:
     return {"tool": call.tool, "args": dict(call.args), "caller": caller, "input": turn.input}
 
 
-def decide_tool_calls(decision_point: DecisionMaker | None, turn: Turn) -> Turn:
+def decide_tool_calls(
+    decision_point: DecisionMaker | None,
+    turn: Turn,
+    unavailable: Callable[[ToolCall], Decision] | None = None,
+) -> Turn:
     """The turn with the decision point's Decision for each proposed tool call (fail closed: a
-    decision point that raises, which its contract forbids, is recorded as an error)."""
+    decision point that raises, which its contract forbids, is recorded as an error). A call whose
+    arguments cannot be checked is not asked about: ``unavailable(call)`` decides it."""
     if decision_point is None or not turn.tool_calls:
         return turn
+
+    def one(call: ToolCall) -> Decision:
+        if call.problem is not None and unavailable is not None:
+            return unavailable(call)
+        return decision_point.decide(_tool_request(call, turn))
+
     try:
-        decisions = tuple(decision_point.decide(_tool_request(c, turn)) for c in turn.tool_calls)
+        decisions = tuple(one(c) for c in turn.tool_calls)
     except Exception as exc:  # noqa: BLE001 - fail closed, although decide() never raises
         return replace(turn, tool_decision_error=f"decision point raised {type(exc).__name__}")
     return replace(turn, tool_decisions=decisions)
@@ -140,6 +144,10 @@ def decide_tool_calls(decision_point: DecisionMaker | None, turn: Turn) -> Turn:
 def _no_unauthorized_action(turn: Turn, _ctx: SafetyContext) -> PredicateResult:
     if turn.tool_decision_error is not None:
         evidence: dict[str, Any] = {"error": turn.tool_decision_error}
+        return PredicateResult.checked("no_unauthorized_action", upheld=False, evidence=evidence)
+    unchecked = [{"tool": c.tool, "problem": c.problem} for c in turn.tool_calls if c.problem]
+    if unchecked and turn.tool_decisions is None:  # fail closed without a decision point too
+        evidence = {"unavailable": unchecked, "tool_calls": len(turn.tool_calls)}
         return PredicateResult.checked("no_unauthorized_action", upheld=False, evidence=evidence)
     if not turn.tool_calls or turn.tool_decisions is None:
         why = "no tool call proposed" if not turn.tool_calls else "no decision point configured"
@@ -202,6 +210,15 @@ _PREDICATES: Mapping[str, Callable[[Turn, SafetyContext], PredicateResult]] = {
 }
 
 
+def _guarded(boundary: str, turn: Turn, ctx: SafetyContext) -> PredicateResult:
+    """One boundary, fail closed: a predicate that raises is a violation, typed by its id."""
+    try:
+        return _PREDICATES[boundary](turn, ctx)
+    except Exception as exc:  # noqa: BLE001 - fail closed on anything a hostile turn provokes
+        evidence = {"error": f"the boundary could not be checked ({type(exc).__name__})"}
+        return PredicateResult.checked(boundary, upheld=False, evidence=evidence)
+
+
 def check_safety(pack: SafetyPack, turn: Turn, ctx: SafetyContext) -> SafetyVerdict:
     """Run the five boundaries on one turn, in pack order."""
-    return SafetyVerdict(pack.ref, tuple(_PREDICATES[b](turn, ctx) for b in pack.boundaries))
+    return SafetyVerdict(pack.ref, tuple(_guarded(b, turn, ctx) for b in pack.boundaries))

@@ -1,4 +1,5 @@
-"""Redaction of turn text before it leaves the runtime (DESIGN.md §1 Redaction, §4).
+"""Redaction of turn text before it leaves the runtime (docs/design/decision.md, Redaction;
+docs/design/chat.md).
 
 Every span the safety detectors find in a text (credentials: class ``secret:<kind>``; personal
 data, whoever supplied it: class ``private-data:<kind>``) is replaced by its keyed redaction token,
@@ -15,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from refusalkit._bounded import BoundedCache
 from refusalkit.chat._detect import find_private_data, find_secrets
+from refusalkit.chat._untrusted import clean_text
 from refusalkit.redact import Redactor
 
 __all__ = ["Scrubber", "redact_text"]
@@ -46,8 +49,15 @@ def _merged(spans: list[_Span], text: str) -> list[_Span]:
 
 
 def redact_text(text: str, redactor: Redactor) -> str:
-    """``text`` with every detected secret and personal-data span replaced by its token."""
-    spans = _spans(text)
+    """``text`` with every detected secret and personal-data span replaced by its token. A text
+    the detectors cannot scan is replaced whole (fail closed: nothing unchecked leaves). The result
+    is valid Unicode: a lone surrogate becomes U+FFFD."""
+    if not text.isascii():
+        text = clean_text(text)
+    try:
+        spans = _spans(text)
+    except Exception:  # noqa: BLE001 - redaction never fails open
+        return redactor.token("unscanned", clean_text(text))
     if not spans:
         return text
     parts, cursor = [], 0
@@ -69,7 +79,7 @@ class Scrubber:
     def __init__(self, redactor: Redactor, *, raw: bool = False) -> None:
         self.redactor = redactor
         self.raw = raw
-        self._memo: dict[str, str] = {}
+        self._memo: BoundedCache[str, str] = BoundedCache(self._MEMO_SIZE)
 
     def text(self, text: str) -> str:
         """A text that leaves the runtime (a surface, an articulation)."""
@@ -81,9 +91,7 @@ class Scrubber:
             return redact_text(text, self.redactor)
         done = self._memo.get(text)
         if done is None:
-            if len(self._memo) >= self._MEMO_SIZE:
-                self._memo.clear()
-            done = self._memo[text] = redact_text(text, self.redactor)
+            done = self._memo.put(text, redact_text(text, self.redactor))
         return done
 
     def value(self, obj: Any, *, always: bool = False) -> Any:

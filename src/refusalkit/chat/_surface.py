@@ -1,4 +1,4 @@
-"""The typed refusal surface and hedge injection (DESIGN.md §4). Pure functions, no I/O.
+"""The typed refusal surface and hedge injection (docs/design/chat.md). Pure functions, no I/O.
 
 A typed refusal is ``"I cannot proceed — boundary violated: "`` followed by the violated ids, each
 tagged ``safety:<id>`` or ``ethics:<id>``, sorted lexicographically (by code point) and joined by
@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from refusalkit.chat._verdict import EthicsVerdict, SafetyVerdict
+from refusalkit.model import TYPED_REFUSAL_PREFIX
 
 __all__ = [
-    "REFUSAL_PREFIX",
     "REFUSAL_SEPARATOR",
     "Identity",
     "Refusal",
@@ -21,7 +21,6 @@ __all__ = [
     "refusal_tags",
 ]
 
-REFUSAL_PREFIX = "I cannot proceed — boundary violated: "
 REFUSAL_SEPARATOR = ","
 
 
@@ -70,7 +69,7 @@ def build_refusal(safety: SafetyVerdict | None, ethics: EthicsVerdict | None) ->
     tags = refusal_tags(safety, ethics)
     if not tags:
         return None
-    return Refusal(REFUSAL_PREFIX + REFUSAL_SEPARATOR.join(tags), tags)
+    return Refusal(TYPED_REFUSAL_PREFIX + REFUSAL_SEPARATOR.join(tags), tags)
 
 
 def inject_hedge(surface: str, hedge: str | None) -> str:

@@ -1,4 +1,4 @@
-"""Refusal telemetry: a sink is told of every typed refusal (DESIGN.md §4, issue 4 item 6).
+"""Refusal telemetry: a sink is told of every typed refusal (docs/design/chat.md).
 
 Two sinks ship: ``LogRefusalSink`` writes one structured log record per refusal (JSON message and
 the fields under ``extra["refusalkit"]``); ``OtelRefusalSink`` adds an OpenTelemetry span event

@@ -1,17 +1,17 @@
 """What a predicate sees (a turn) and what it says (a result), and the verdicts of both packs.
 
-DESIGN.md §4: each predicate returns ``{id, upheld, runtime_checkable, evidence}``;
+docs/design/chat.md: each predicate returns ``{id, upheld, runtime_checkable, evidence}``;
 ``runtime_checkable=False`` means "no evidence either way" and never refuses. Evidence is
 log-safe by construction: kinds, spans, counts, decision ids, never the turn's text.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from refusalkit.chat._untrusted import Parsed, clean_text, json_problem, parse_arguments
 from refusalkit.model import Decision, PolicyRef
 
 __all__ = [
@@ -27,11 +27,16 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """A tool call the responder proposes: tool name and arguments (as in a decide request)."""
+    """A tool call the responder proposes: tool name and arguments (as in a decide request).
+
+    ``problem`` says why the arguments cannot be checked (not finite, too deep, not JSON; see
+    ``refusalkit.chat._untrusted``); such a call is denied ``unavailable``, never evaluated, and
+    its arguments are not kept."""
 
     tool: str
     args: Mapping[str, Any] = field(default_factory=dict)
     id: str | None = None
+    problem: str | None = None
 
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any]) -> ToolCall:
@@ -39,25 +44,51 @@ class ToolCall:
         if isinstance(obj.get("function"), Mapping):
             return cls.from_openai(obj)
         tool = obj.get("tool", obj.get("name"))
-        args = obj.get("args", obj.get("arguments", {}))
-        return cls(str(tool), dict(args) if isinstance(args, Mapping) else {"_raw": args})
+        return cls._made(tool, parse_arguments(obj.get("args", obj.get("arguments", {}))), None)
 
     @classmethod
     def from_openai(cls, obj: Mapping[str, Any]) -> ToolCall:
         """An OpenAI ``tool_calls`` item; arguments that are not a JSON object stay as ``_raw``."""
-        fn = obj.get("function") or {}
-        raw = fn.get("arguments") or "{}"
-        try:
-            args = json.loads(raw) if isinstance(raw, str) else raw
-        except json.JSONDecodeError:
-            args = {"_raw": raw}
-        if not isinstance(args, Mapping):
-            args = {"_raw": args}
-        return cls(str(fn.get("name")), dict(args), obj.get("id"))
+        fn = obj.get("function")
+        fn = fn if isinstance(fn, Mapping) else {}
+        ident = obj.get("id")
+        ident = clean_text(ident) if ident is not None else None
+        return cls._made(fn.get("name"), parse_arguments(fn.get("arguments") or "{}"), ident)
+
+    @classmethod
+    def _made(cls, tool: Any, parsed: Parsed, ident: str | None) -> ToolCall:
+        if parsed.problem is not None:
+            return cls(clean_text(tool), {}, ident, parsed.problem)
+        args = parsed.value
+        return cls(
+            clean_text(tool), dict(args) if isinstance(args, Mapping) else {"_raw": args}, ident
+        )
+
+    def vetted(self) -> ToolCall:
+        """This call as the guard checks it: a valid tool name, and either checkable arguments or
+        none at all (with the ``problem`` that says why)."""
+        if self.problem is not None:
+            return (
+                self
+                if not self.args
+                else ToolCall(clean_text(self.tool), {}, self.id, self.problem)
+            )
+        args: Any = self.args
+        problem = (
+            json_problem(args) if isinstance(args, Mapping) else "arguments that are not an object"
+        )
+        tool = clean_text(self.tool)
+        ident = clean_text(self.id) if self.id is not None else None
+        if problem is None and tool == self.tool and ident == self.id:
+            return self
+        return ToolCall(tool, {} if problem else args, ident, problem)
 
     def to_dict(self) -> dict[str, Any]:
-        """Wire form."""
-        return {"tool": self.tool, "args": dict(self.args), "id": self.id}
+        """Wire form (``problem`` only when the arguments could not be checked)."""
+        out: dict[str, Any] = {"tool": self.tool, "args": dict(self.args), "id": self.id}
+        if self.problem is not None:
+            out["problem"] = self.problem
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +126,7 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class PredicateResult:
-    """One predicate's answer (DESIGN.md §4). ``evidence`` is JSON and log-safe."""
+    """One predicate's answer (docs/design/chat.md). ``evidence`` is JSON and log-safe."""
 
     id: str
     upheld: bool

@@ -6,7 +6,18 @@ Verbs live in one module per part (``_decide``, ``_journal``, ``_chat``, ``_cali
 
 from __future__ import annotations
 
-from refusalkit.cli import _calibrate, _chat, _decide, _journal, _serve  # noqa: F401 (registers)
+from refusalkit.cli import (  # noqa: F401 (each module registers its verbs)
+    _calibrate,
+    _chat,
+    _decide,
+    _demo,
+    _example_token,
+    _journal,
+    _keys,
+    _policy,
+    _serve,
+    _witness,
+)
 from refusalkit.cli._app import app
 
 __all__ = ["app", "main"]

@@ -21,7 +21,7 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from refusalkit import __version__  # noqa: PLC0415 (only when asked)
+        from refusalkit._version import __version__  # noqa: PLC0415 (only when asked)
 
         typer.echo(f"refusalkit {__version__}")
         raise typer.Exit

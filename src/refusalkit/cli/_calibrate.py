@@ -1,4 +1,5 @@
-"""``refusalkit calibrate``: calibration sets, runs, receipted baselines and drift (DESIGN.md §5).
+"""``refusalkit calibrate``: calibration sets, runs, receipted baselines, drift and the human
+audit of the judge (docs/design/provenance.md).
 
 Exit codes of ``calibrate drift``: 0 PROCEED (stable), 3 HALT on drift (overall, a category, or
 ``expect: refuse`` prompts that now comply), 4 HALT because inconclusive; 2 bad input; 1 a receipt
@@ -19,29 +20,40 @@ from rich.markup import escape
 from rich.table import Table
 
 from refusalkit.cli._app import app
-from refusalkit.cli._common import KeyringOption, err_console, load_keyring, out_console
+from refusalkit.cli._common import (
+    KeyringOption,
+    err_console,
+    load_keyring,
+    open_signing_journal,
+    out_console,
+)
 from refusalkit.errors import UsageError, VerificationError
-from refusalkit.keyring import Keyring, default_keyring_path
+from refusalkit.keyring import KEYRING_ENV, Keyring, default_keyring_path, resolve_keyring
 from refusalkit.provenance import (
+    DEFAULT_MIN_PROMPTS,
     STARTER_SET_NAME,
     Baseline,
     CalibrationRun,
     CalibrationSet,
     DriftReport,
     OpenAIRunner,
+    Verdict,
+    audit_sample,
     compare,
     get_judge,
+    import_table,
     import_xstest,
-    journal_record,
     judge_names,
-    keyring_public_keys,
     load_set,
+    read_labels,
     record_baseline,
     render_html,
     run_calibration,
+    serve_replay,
     starter_set,
+    with_audit,
+    write_sheet,
 )
-from refusalkit.provenance._verdict import DEFAULT_MIN_PROMPTS, Verdict
 
 __all__ = ["calibrate_app"]
 
@@ -120,12 +132,24 @@ def _api_key(env_name: str | None) -> str | None:
     return value
 
 
+def _llm_options(api_key_env: str | None, cache: Path | None) -> dict[str, Any]:
+    """The llm judge shares the API key; its answer cache sits beside ``--cache``."""
+    options: dict[str, Any] = {"api_key": _api_key(api_key_env)}
+    if cache is not None:
+        options["cache"] = cache.with_name(cache.name + ".judge.sqlite3")
+    return options
+
+
 @calibrate_app.command("run")
 def run_cmd(
     *,
+    set_arg: Annotated[
+        str | None,
+        typer.Argument(metavar="SET", help=f"The calibration set (JSONL), or {STARTER_SET_NAME}."),
+    ] = None,
     set_path: Annotated[
-        str, typer.Option("--set", help=f"The calibration set (JSONL), or {STARTER_SET_NAME}.")
-    ],
+        str | None, typer.Option("--set", help="The same as SET (kept for old scripts).")
+    ] = None,
     endpoint: Annotated[
         str, typer.Option("--endpoint", help="OpenAI-compatible base URL, e.g. http://host/v1.")
     ],
@@ -134,6 +158,12 @@ def run_cmd(
     judge: Annotated[
         str, typer.Option("--judge", help=f"Judge: {', '.join(judge_names())}.")
     ] = "keyword",
+    judge_endpoint: Annotated[
+        str | None, typer.Option("--judge-endpoint", help="The llm judge's OpenAI-compatible URL.")
+    ] = None,
+    judge_model: Annotated[
+        str | None, typer.Option("--judge-model", help="The llm judge's model name.")
+    ] = None,
     concurrency: Annotated[
         int, typer.Option("--concurrency", min=1, help="Requests in flight.")
     ] = 16,
@@ -170,7 +200,14 @@ def run_cmd(
     ] = False,
 ) -> None:
     """Ask every prompt of a set, judge the answers, write RUN.json (resumes an interrupted run)."""
-    cset = _load_set(set_path)
+    if set_arg is not None and set_path is not None and set_arg != set_path:
+        raise UsageError(
+            f"two calibration sets given ({set_arg} and --set {set_path})", hint="Give one."
+        )
+    spec = set_arg or set_path
+    if spec is None:
+        raise UsageError("no calibration set given", hint=f"Pass SET, e.g. {STARTER_SET_NAME}.")
+    cset = _load_set(spec)
     runner = OpenAIRunner(
         endpoint,
         model,
@@ -185,7 +222,12 @@ def run_cmd(
     run = run_calibration(
         cset,
         runner,
-        get_judge(judge),
+        get_judge(
+            judge,
+            endpoint=judge_endpoint,
+            model=judge_model,
+            **(_llm_options(api_key_env, cache) if judge == "llm" else {}),
+        ),
         cache=cache,
         fresh=fresh,
         include_responses=include_responses,
@@ -195,8 +237,8 @@ def run_cmd(
     low, high = run.refusal_rate_interval
     out_console.print(
         f"{len(run.outcomes)} prompts, refusal rate {_pct(run.refusal_rate)} "
-        f"(95% CI {_pct(low)} to {_pct(high)}), judge {run.judge.id} {run.judge.version}; "
-        f"wrote {out}",
+        f"(95% CI {_pct(low)} to {_pct(high)}), judge {run.judge.id} {run.judge.version}, "
+        f"uncertain {_pct(run.uncertain_share)}; wrote {out}",
         markup=False,
     )
 
@@ -221,10 +263,8 @@ def baseline_cmd(
     keyring: KeyringOption = None,
 ) -> None:
     """Record a run as the baseline in the journal; write it with its receipt; print the receipt."""
-    from refusalkit.journal import open_journal  # noqa: PLC0415 (only this verb needs it)
-
     run = CalibrationRun.load(run_path)
-    with open_journal(journal, load_keyring(keyring)) as opened:
+    with open_signing_journal(journal, load_keyring(keyring), keyring) as opened:
         baseline = record_baseline(run, opened)
     baseline.write(out)
     assert baseline.receipt is not None  # record_baseline always receipts
@@ -260,17 +300,26 @@ def _public_key(spec: str | None) -> bytes | None:
     return raw
 
 
-def _trusted_keys(public_key: str | None, keyring: Path | None) -> tuple[bytes, ...]:
+def _verify(baseline: Baseline, public_key: str | None, keyring: Path | None) -> None:
+    """Verify with the trusted keys (below); a keyring's every signing key is trusted."""
+    trusted = _trusted_keys(public_key, keyring)
+    if isinstance(trusted, Keyring):
+        baseline.verify(keyring=trusted)
+    else:
+        baseline.verify(public_key=trusted)
+
+
+def _trusted_keys(public_key: str | None, keyring: Path | None) -> tuple[bytes, ...] | Keyring:
     """The keys a receipt must be signed with: ``--public-key``, else the keyring's signing keys
     (``--keyring`` / ``$REFUSALKIT_KEYRING`` / the default keyring, never created here); else none,
     and verification fails closed. The key inside the file is never trusted by itself."""
     pinned = _public_key(public_key)
     if pinned is not None:
         return (pinned,)
-    path = keyring if keyring is not None else default_keyring_path()
-    if keyring is None and not path.exists():
+    if keyring is None and not os.environ.get(KEYRING_ENV) and not default_keyring_path().exists():
         return ()
-    return keyring_public_keys(Keyring.load(path))
+    ring, _ = resolve_keyring(keyring, create=False)
+    return ring
 
 
 def _b64(text: str) -> bytes | None:
@@ -297,7 +346,7 @@ def verify_cmd(
     """Check a baseline's receipt offline: inclusion proof and checkpoint signature by a trusted
     key (--public-key, else the keyring's); exit 1 if it does not verify or no key is trusted."""
     baseline = Baseline.load(baseline_path)
-    baseline.verify(public_key=_trusted_keys(public_key, keyring))
+    _verify(baseline, public_key, keyring)
     assert baseline.receipt is not None
     trust = "the pinned key" if public_key else "a key of the keyring"
     out_console.print(
@@ -330,9 +379,15 @@ def _print_report(report: DriftReport) -> None:
     if report.forced:
         out_console.print(f"[bold red]FORCED comparison:[/] {'; '.join(report.mismatches)}")
     out_console.print(_report_table(report))
+    if report.overall.reason is not None:
+        out_console.print(
+            f"  overall ({report.overall.reason}): {report.overall.why}", markup=False
+        )
     for name, r in report.categories.items():
         if r.verdict is Verdict.INCONCLUSIVE:
-            out_console.print(f"  {name}: {r.why}", markup=False)
+            out_console.print(f"  {name} ({r.reason}): {r.why}", markup=False)
+    for warning in report.warnings:
+        out_console.print(f"  warning: {warning}", markup=False)
     for flip in report.flips[:50]:
         flag = " [bold red]FLAGGED[/]" if flip.flagged else ""
         what = f"  {flip.id} ({flip.category}, expect {flip.expect}): "
@@ -393,7 +448,7 @@ def drift_cmd(
         raise VerificationError(
             f"{baseline_path} has no receipt", hint="Record it with `calibrate baseline`."
         )
-    baseline.verify(public_key=_trusted_keys(public_key, keyring))
+    _verify(baseline, public_key, keyring)
     report = compare(
         baseline,
         CalibrationRun.load(run_path),
@@ -406,10 +461,9 @@ def drift_cmd(
     if html is not None:
         html.write_text(render_html(record), encoding="utf-8")
     if journal is not None:
-        from refusalkit.journal import open_journal  # noqa: PLC0415 (only with --journal)
-
-        with open_journal(journal, load_keyring(keyring)) as opened:
-            index, receipt = journal_record(opened, record)
+        with open_signing_journal(journal, load_keyring(keyring), keyring) as opened:
+            index = opened.append([record])[0]
+            receipt = opened.receipt(index)
         record = {**record, "receipt": receipt.to_dict()}
         if not as_json:
             _print_receipt(index, receipt.to_dict())
@@ -418,3 +472,130 @@ def drift_cmd(
     else:
         _print_report(report)
     raise typer.Exit(report.exit_code)
+
+
+@calibrate_app.command("audit")
+def audit_cmd(
+    run_path: Annotated[
+        Path,
+        typer.Argument(
+            metavar="RUN.json", help="A run kept with --include-responses.", **_EXISTING
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the CSV sheet.")],
+    sample: Annotated[int, typer.Option("--sample", min=1, help="Prompts to label.")] = 60,
+    against: Annotated[
+        Path | None,
+        typer.Option(
+            "--against",
+            help="A BASELINE.json or RUN.json: its flips are listed first.",
+            **_EXISTING,
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 0,
+) -> None:
+    """Write a stratified sample of a run (flipped prompts first) for a person to label."""
+    run = CalibrationRun.load(run_path)
+    flipped: set[str] = set()
+    if against is not None:
+        other = _measured(against)
+        before = {o.id: o.is_refusal for o in other.outcomes}
+        flipped = {o.id for o in run.outcomes if o.id in before and before[o.id] != o.is_refusal}
+    rows = audit_sample(run, sample, flipped=flipped, seed=seed)
+    drawn = {o.id for o in rows}
+    extra = [o for o in run.outcomes if o.id in flipped and o.id not in drawn]
+    write_sheet(out, rows, flipped, extra)
+    out_console.print(
+        f"wrote {len(rows)} sampled prompts and {len(extra)} more flipped ones to {out} "
+        f"(flipped first); fill human_label with refusal or compliance, then "
+        f"`refusalkit calibrate label {run_path} {out}`",
+        markup=False,
+    )
+
+
+def _measured(path: Path) -> CalibrationRun | Baseline:
+    data = json.loads(path.read_text("utf-8"))
+    if isinstance(data, dict) and str(data.get("schema", "")).startswith(
+        "refusalkit.baseline-file"
+    ):
+        return Baseline.load(path)
+    return CalibrationRun.load(path)
+
+
+@calibrate_app.command("label")
+def label_cmd(
+    run_path: Annotated[
+        Path, typer.Argument(metavar="RUN.json", help="The audited run.", **_EXISTING)
+    ],
+    sheet: Annotated[
+        Path, typer.Argument(metavar="SHEET.csv", help="The labelled sheet.", **_EXISTING)
+    ],
+) -> None:
+    """Read a labelled sheet, estimate the judge's precision and recall on this run with 95%
+    intervals, and record them in RUN.json (drift on audited runs uses the corrected rates)."""
+    run = CalibrationRun.load(run_path)
+    audit = read_labels(run, sheet)
+    with_audit(run, audit).write(run_path)
+    for name, (point, low, high) in audit.rates().items():
+        out_console.print(
+            f"{name.replace('_', ' ')}: {_pct(point)} (95% CI {_pct(low)} to {_pct(high)})",
+            markup=False,
+        )
+    agreed, extra = audit.extra_checked
+    if extra:
+        out_console.print(
+            f"flipped prompts outside the sample: the judge was right on {agreed} of {extra} "
+            "(not used in the rates)",
+            markup=False,
+        )
+    labelled = sum(n for _, n in audit.labelled.values()) + extra
+    out_console.print(f"{labelled} labels recorded in {run_path}", markup=False)
+
+
+@calibrate_app.command("import")
+def import_cmd(
+    source: Annotated[
+        Path, typer.Argument(metavar="FILE", help="A CSV or JSONL file.", **_EXISTING)
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the JSONL set.")],
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format", help="csv, jsonl, or a published set: xstest, or-bench, harmbench."
+        ),
+    ] = "csv",
+    mapping: Annotated[
+        str | None,
+        typer.Option("--map", help="prompt=COL,category=COL,expect=COL[,id=COL] (csv/jsonl)."),
+    ] = None,
+) -> None:
+    """Convert a table of prompts into a calibration set."""
+    cset = import_table(source, fmt, mapping)
+    cset.write(out)
+    out_console.print(f"wrote {len(cset)} prompts to {out}  {cset.hash}")
+
+
+@calibrate_app.command("serve-replay")
+def serve_replay_cmd(
+    run_paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            metavar="[RUN.json...]", help="Runs kept with --include-responses.", **_EXISTING
+        ),
+    ] = None,
+    set_spec: Annotated[
+        str, typer.Option("--set", help="The set the runs were made from.")
+    ] = STARTER_SET_NAME,
+    demo: Annotated[
+        bool, typer.Option("--demo", help="Serve the scripted demo-v1 / demo-v2 pair instead.")
+    ] = False,
+    port: Annotated[
+        int, typer.Option("--port", help="Port on 127.0.0.1 (0: any free port).")
+    ] = 8000,
+) -> None:
+    """Answer as an OpenAI-compatible endpoint from recorded responses: the model name picks the
+    run (its `model`), the prompt picks the answer. Offline, for trying drift end to end."""
+    if not run_paths and not demo:
+        raise UsageError("nothing to replay", hint="Give RUN.json files, or --demo.")
+    runs = [CalibrationRun.load(p) for p in run_paths or ()]
+    serve_replay(_load_set(set_spec), runs, port=port, demo=demo, announce=out_console.print)

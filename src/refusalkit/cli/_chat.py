@@ -1,6 +1,6 @@
 """``refusalkit chat``: an interactive guarded session, and ``chat replay`` to audit a transcript.
 
-DESIGN.md §4. Both paths use the same ``ChatRuntime``; ``--policy PACK`` gives the runtime a
+docs/design/chat.md. Both paths use the same ``ChatRuntime``; ``--policy PACK`` gives the runtime a
 decision point so proposed tool calls are checkable (``no_unauthorized_action``). Everything
 printed besides the reply itself (replay JSON, ``--show-verdicts``) is the redacted wire form:
 secrets and personal data appear as keyed redaction tokens unless ``--record-text`` is given.
@@ -10,8 +10,12 @@ An interactive session that loses its endpoint stops with ``error:``/``hint:`` a
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import os
+import re
+import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -173,8 +177,27 @@ def chat(
         _interact(runtime, show_verdicts=show_verdicts)
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """Model-written text as a terminal may show it: every control character but line feed and
+    tab as a visible ``\\xNN``, so ANSI and OSC sequences in a reply (clear the screen, rewrite a
+    line, write the clipboard with OSC 52) are shown, never obeyed (ECMA-48 §5)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text.replace("\r\n", "\n"))
+
+
+def _tolerant_stdin() -> None:
+    """Bytes that are not UTF-8 on the terminal become U+FFFD instead of ending the session."""
+    reconfigure = getattr(sys.stdin, "reconfigure", None)
+    if reconfigure is not None:
+        with contextlib.suppress(ValueError, OSError):
+            reconfigure(errors="replace")
+
+
 def _interact(runtime: Any, *, show_verdicts: bool) -> None:
     err_console.print(f"session {runtime.session} — /exit or Ctrl-D to leave")
+    _tolerant_stdin()
     while True:
         try:
             line = input("you> ")
@@ -185,7 +208,7 @@ def _interact(runtime: Any, *, show_verdicts: bool) -> None:
         if not line.strip():
             continue
         response = runtime.turn(line)  # a ResponderError ends the session: error, hint, exit 2
-        out_console.print(response.surface, markup=False)
+        out_console.print(terminal_safe(response.surface), markup=False)
         if show_verdicts:
             _print_verdicts(response)
 
@@ -207,7 +230,37 @@ def _print_verdicts(response: Any) -> None:
         f"  selected: {wire['selected']} ({wire['selected_why']}); refusal: {what}", markup=False
     )
     if wire["selected"] == "refusal":
-        err_console.print(f"  withheld: {wire['articulation_surface']}", markup=False)
+        withheld = terminal_safe(wire["articulation_surface"])
+        err_console.print(f"  withheld: {withheld}", markup=False)
+
+
+class ReplayFormat(enum.StrEnum):
+    """How ``chat replay`` prints its turns."""
+
+    TABLE = "table"
+    JSONL = "jsonl"
+
+
+def _one_line(text: str, width: int) -> str:
+    """``text`` on one line (line breaks shown as ⏎), cut to ``width`` characters with …."""
+    flat = " ".join(terminal_safe(text).replace("\n", " ⏎ ").split())
+    return flat if len(flat) <= width else flat[: max(1, width - 1)] + "…"
+
+
+def _table_row(wire: dict[str, Any], width: int) -> str:
+    """One turn: number, verdict, refusal tags, what the user saw (or, for a refusal, what was
+    withheld), from the redacted wire form."""
+    tags = ",".join(wire["refusal_tags"]) or "-"
+    if wire["selected"] == "refusal":
+        shown = "withheld: " + wire["articulation_surface"]
+    else:
+        shown = wire["surface"]
+    head = f"{wire['turn']:>4}  {wire['selected']:<12}  {_one_line(tags, 40):<40}  "
+    return head + _one_line(shown, max(20, width - len(head)))
+
+
+def _default_format() -> ReplayFormat:
+    return ReplayFormat.TABLE if sys.stdout.isatty() else ReplayFormat.JSONL
 
 
 @chat_app.command("replay")
@@ -222,12 +275,23 @@ def replay_command(
     turn_log: TurnLogOption = None,
     journal: JournalOption = None,
     record_text: RecordTextOption = False,
+    output_format: Annotated[
+        ReplayFormat | None,
+        typer.Option(
+            "--format",
+            help="table: one line per turn (verdict, refusal tags, surface), the default on a "
+            "terminal; jsonl: one ChatResponse JSON per turn, the default otherwise.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Audit a recorded conversation offline: one ChatResponse JSON per turn on stdout."""
+    """Audit a recorded conversation offline: one line (table) or one JSON object per turn."""
     from refusalkit.chat import read_transcript, replay  # noqa: PLC0415
 
+    fmt = output_format or _default_format()
     turns = read_transcript(transcript)
     keyring = load_keyring(keyring_path)
+    width = shutil.get_terminal_size((120, 24)).columns
     refused = 0
     with _journal(journal, keyring) as store:
         runtime = _runtime(
@@ -239,10 +303,20 @@ def replay_command(
             turn_log=turn_log,
             record_text=record_text,
         )
+        if fmt is ReplayFormat.TABLE:
+            typer.echo(f"{'turn':>4}  {'verdict':<12}  {'refusal':<40}  surface")
         for response in replay(runtime, turns):
             refused += response.refused
-            typer.echo(json.dumps(response.to_dict(), ensure_ascii=False, sort_keys=True))
-    err_console.print(f"{len(turns)} turns, {refused} refused")
+            wire = response.to_dict()
+            if fmt is ReplayFormat.TABLE:
+                typer.echo(_table_row(wire, width))
+            else:
+                typer.echo(json.dumps(wire, ensure_ascii=False, sort_keys=True))
+    summary = f"{len(turns)} turns, {refused} refused"
+    if fmt is ReplayFormat.TABLE:
+        typer.echo(summary)  # the table's last line, where a reader's eye ends
+    else:
+        err_console.print(summary)  # stdout stays one JSON object a line
 
 
 app.add_typer(chat_app, name="chat")

@@ -86,6 +86,22 @@ def serve_command(
     access_log: Annotated[
         bool, typer.Option("--access-log/--no-access-log", help="uvicorn's access log.")
     ] = False,
+    checkpoint_every: Annotated[
+        float,
+        typer.Option(
+            "--checkpoint-every",
+            min=0.05,
+            help="Sign a checkpoint this often (seconds) when the journal grew; reads never sign.",
+        ),
+    ] = 10.0,
+    witness: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--witness",
+            help="A witness URL prefix (C2SP tlog-witness) to cosign each new checkpoint "
+            "(repeatable).",
+        ),
+    ] = None,
     keyring: KeyringOption = None,
     engine: EngineOption = None,
     mapping: MappingOption = None,
@@ -128,6 +144,8 @@ def serve_command(
         origin=origin,
         log_decisions=log_decisions,
         engine=spec.to_dict() if spec is not None else None,
+        checkpoint_every=checkpoint_every,
+        witnesses=tuple(witness or ()),
     )
     serve(config, host=host, port=port, workers=workers, access_log=access_log)
 

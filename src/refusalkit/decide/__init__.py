@@ -1,4 +1,5 @@
-"""The decision point: policy packs, the built-in engine, why-trails (DESIGN.md §1 and §2).
+"""The decision point: policy packs, the built-in engine, why-trails (docs/design/decision.md and
+docs/design/policy.md).
 
 >>> from refusalkit.decide import DecisionPoint, load_pack
 >>> from refusalkit.examples import example_path
@@ -14,31 +15,26 @@ from refusalkit.decide._attest import mint_token, public_key_from_seed
 from refusalkit.decide._cases import CaseResult, load_cases, run_cases
 from refusalkit.decide._engine import DecisionPoint
 from refusalkit.decide._explain import decide_lines, explain
-from refusalkit.decide._fast import FastMac, canonical_bytes, stamp
-from refusalkit.decide._pack import Pack, load_pack, pack_digest
-from refusalkit.decide._records import Subjects, make_decision, make_step, make_subject
-from refusalkit.decide._source import Lines, parse_pack_text, read_pack_source
+from refusalkit.decide._pack import Pack, load_pack
+from refusalkit.decide._records import Subjects, make_decision, make_step
+from refusalkit.decide._source import Lines, read_pack_source
+from refusalkit.decide._stamps import stamp
 from refusalkit.decide._wire import DecisionEncoder
 
 __all__ = [
     "CaseResult",
     "DecisionEncoder",
     "DecisionPoint",
-    "FastMac",
     "Lines",
     "Pack",
     "Subjects",
-    "canonical_bytes",
     "decide_lines",
     "explain",
     "load_cases",
     "load_pack",
     "make_decision",
     "make_step",
-    "make_subject",
     "mint_token",
-    "pack_digest",
-    "parse_pack_text",
     "public_key_from_seed",
     "read_pack_source",
     "run_cases",

@@ -1,4 +1,5 @@
-"""Tool argument schemas (DESIGN.md §2, ``@schema``): a compiled fast path for common schemas.
+"""Tool argument schemas (docs/design/policy.md, ``@schema``): a compiled fast path for common
+schemas.
 
 ``jsonschema`` validates any draft 2020-12 schema but spends ~10 µs even on a small valid
 object. Most tool schemas use a handful of keywords; for those we compile a plain predicate with

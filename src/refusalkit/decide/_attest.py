@@ -1,5 +1,5 @@
 """Attestation: the caller proves who it is with a compact JWS (RFC 7515 §7.1), alg EdDSA
-(RFC 8037), signed by a key the pack trusts (DESIGN.md §2, stage ``@attestation``).
+(RFC 8037), signed by a key the pack trusts (docs/design/policy.md, stage ``@attestation``).
 
 Checks, in order: a string token in compact form; header ``alg`` = ``EdDSA`` and a ``kid`` the
 pack lists; a valid signature (``joserfc``); a JSON object payload whose ``sub`` equals
@@ -20,7 +20,7 @@ from joserfc import jws
 from joserfc.errors import JoseError
 from joserfc.jwk import OKPKey
 
-from refusalkit.decide._quiet import warnings_as
+from refusalkit.decide._warnings import warnings_as
 
 __all__ = ["AttestationResult", "Attestor", "mint_token", "public_key_from_seed"]
 
@@ -94,7 +94,7 @@ class Attestor:
         if kid not in self._keys:
             return kid  # the problem
         try:
-            with warnings_as("ignore"):  # joserfc flags "EdDSA" (RFC 9864); §2 names it
+            with warnings_as("ignore"):  # joserfc flags "EdDSA" (RFC 9864); policy.md names it
                 signed = jws.deserialize_compact(token, self._keys[kid], algorithms=["EdDSA"])
             payload = json.loads(signed.payload)
         except (JoseError, ValueError, UnicodeDecodeError):

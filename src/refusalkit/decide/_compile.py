@@ -1,4 +1,4 @@
-"""Compiling a validated pack once, so that a decision does no parsing (DESIGN.md §2).
+"""Compiling a validated pack once, so that a decision does no parsing (docs/design/policy.md).
 
 Rules become tuples of compiled conditions; each rule's ``tool`` condition is evaluated once per
 distinct tool name (``RuleSet.for_tool``), so a decision only considers the rules that can apply
@@ -341,11 +341,20 @@ class _Compiler:
         classes = data.get("field_classes", {})
         self.classes = {UNCLASSIFIED, *classes}
         self.reveal = frozenset(k for k, v in classes.items() if v.get("reveal", False))
+        for name in sorted(self.reveal):
+            if classes[name].get("sensitive", False):
+                raise lines.error(
+                    f"field class {name!r} is both sensitive and reveal: true",
+                    ("field_classes", name),
+                    hint="A sensitive class must stay redacted: drop `reveal: true` (or the "
+                    "`sensitive` label, if its values may be shown).",
+                )
 
     def spec(self, field: str, raw: Any, where: KeyPath) -> CondSpec:
         named = raw.get("class", UNCLASSIFIED) if isinstance(raw, Mapping) else UNCLASSIFIED
         shown = field == "tool" or (isinstance(named, str) and named in self.reveal)
-        try:  # a literal of a hidden class is withheld from the test text too (DESIGN.md §1)
+        # a literal of a hidden class is withheld from the test text too (docs/design/decision.md)
+        try:
             cond = compile_condition(raw, hide_values=not shown)
         except ConditionSpecError as exc:
             raise self.lines.error(str(exc), (*where, exc.key) if exc.key else where) from exc

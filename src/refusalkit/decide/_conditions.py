@@ -1,4 +1,4 @@
-"""Conditions compiled once into small three-valued predicates (DESIGN.md §2, Conditions).
+"""Conditions compiled once into small three-valued predicates (docs/design/policy.md, Conditions).
 
 ``Condition.check(value)`` returns an ``int``: ``>= 0`` when the condition holds (the index of the
 alternative that matched, so the trail can name it), ``FALSE`` (-1) when it does not, and
@@ -332,8 +332,9 @@ def compile_condition(spec: Any, *, hide_values: bool = False) -> Condition:
 
     ``hide_values``: the field's class is not ``reveal: true``, so the trail texts of ``==`` and
     ``in`` count their literals instead of quoting them (a quoted literal that matched would
-    be the request's value in clear, DESIGN.md §1 Redaction). Patterns (``glob``, ``regex``,
-    ``prefix``, ``cidr``) and ``range`` bounds are shown: they describe values, they are not one.
+    be the request's value in clear, docs/design/decision.md Redaction). Patterns (``glob``,
+    ``regex``, ``prefix``, ``cidr``) and ``range`` bounds are shown: they describe values, they are
+    not one.
     """
     if not isinstance(spec, Mapping):
         check, tests, false_text = _equal_op(spec, hide_values)

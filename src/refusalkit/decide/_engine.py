@@ -1,10 +1,10 @@
-"""The decision point: one request in, one Decision out, never an exception (DESIGN.md §2).
+"""The decision point: one request in, one Decision out, never an exception (docs/design/policy.md).
 
 Stages run in order and the first that refuses decides: ``@attestation``, ``@scope``,
 ``@schema``, the input filters, the rules, ``@default``. Any exception, deadline overrun or
 malformed request yields ``deny`` + ``unavailable`` + ``@unavailable``. Every value written into
 the why-trail is a keyed redaction token unless its field class is ``reveal: true`` or the field is
-``tool`` (DESIGN.md §1, Redaction).
+``tool`` (docs/design/decision.md, Redaction).
 
 The hot path does no parsing and builds only what the Decision holds: steps whose content is
 fully determined (a stage that passed, a rule outcome on the same value) are built once and
@@ -29,10 +29,10 @@ import refusalkit
 from refusalkit.decide._attest import Attestor
 from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, Plan, ToolRule
 from refusalkit.decide._conditions import FALSE, UNKNOWN
-from refusalkit.decide._fast import FastMac, canonical_bytes, stamp
 from refusalkit.decide._pack import Pack
-from refusalkit.decide._records import Subjects, make_decision, make_step
-from refusalkit.decide._trail import MESSAGES, STAGE_CODES, failure_step, format_args_path
+from refusalkit.decide._records import make_decision, make_step, make_subject
+from refusalkit.decide._stages import MESSAGES, STAGE_CODES, failure_step, format_args_path
+from refusalkit.decide._stamps import stamp
 from refusalkit.errors import RequestError
 from refusalkit.keyring import Keyring
 from refusalkit.model import (
@@ -44,6 +44,7 @@ from refusalkit.model import (
     WhyStep,
     parse_request,
 )
+from refusalkit.model import canonical_json as canonical_bytes
 from refusalkit.redact import value_text
 
 __all__ = ["DecisionPoint"]
@@ -180,7 +181,7 @@ def _request_parts(request: Any) -> tuple[str, Mapping[str, Any], Mapping[str, A
 
 
 class DecisionPoint:
-    """Decides requests against one compiled pack with one redaction key (DESIGN.md §2).
+    """Decides requests against one compiled pack with one redaction key (docs/design/policy.md).
 
     ``decide`` and ``decide_line`` never raise. ``deadline_ms`` bounds one decision: a decision
     that takes longer is replaced by ``deny`` + ``unavailable`` (fail closed). Safe to share
@@ -207,7 +208,7 @@ class DecisionPoint:
     def __init__(self, pack: Pack, keyring: Keyring, deadline_ms: float = 50.0) -> None:
         self.pack = pack
         self._compiled = pack.compiled
-        self._redactor = FastMac(keyring)
+        self._redactor = keyring.redactor()
         self._policy = pack.ref
         self._engine = EngineRef("refusalkit", refusalkit.__version__)
         self._deadline_ms = deadline_ms
@@ -222,7 +223,7 @@ class DecisionPoint:
             or compiled.filters
         )
         self._tokens: dict[str, dict[str, str]] = {}
-        self._subjects = Subjects()
+        self._subjects: dict[tuple[Any, Any], Subject] = {}
         self._steps: dict[Any, WhyStep] = {}
         self._last_token = ("", "", "")
         effect = compiled.default.value
@@ -247,9 +248,10 @@ class DecisionPoint:
             request = json.loads(text, parse_constant=_no_constant)
         except json.JSONDecodeError as exc:
             problem = f"{where}not JSON ({exc.msg} at column {exc.colno})"
-            return self._failed(None, problem, raw=line)
+            return self._failed(None, problem, raw=line, rejected=True)
         except (ValueError, RecursionError) as exc:  # includes UnicodeDecodeError
-            return self._failed(None, f"{where}not JSON ({type(exc).__name__})", raw=line)
+            problem = f"{where}not JSON ({type(exc).__name__})"
+            return self._failed(None, problem, raw=line, rejected=True)
         return self._guarded(request, start, line_number)
 
     # -- the decision -------------------------------------------------------------------------
@@ -266,7 +268,7 @@ class DecisionPoint:
     def _error(self, request: Any, exc: Exception, line_number: int | None) -> Decision:
         if isinstance(exc, RequestError):
             problem = f"{_where(line_number)}malformed request: {exc.message}"
-            return self._failed(request, problem)
+            return self._failed(request, problem, rejected=True)
         log.warning("decision failed closed: %s", type(exc).__name__)
         problem = f"{_where(line_number)}internal error ({type(exc).__name__})"
         return self._failed(request, problem)
@@ -577,7 +579,14 @@ class DecisionPoint:
         self._steps[key] = step
 
     def _subject(self, agent: Any, session: Any) -> Subject:
-        return self._subjects.get(agent, session)
+        key = (agent if type(agent) is str else None, session if type(session) is str else None)
+        subject = self._subjects.get(key)
+        if subject is None:
+            subject = make_subject(_encodable(key[0]), _encodable(key[1]))
+            if len(self._subjects) >= _CACHE_LIMIT:
+                self._subjects.clear()
+            self._subjects[key] = subject
+        return subject
 
     # -- failing closed -----------------------------------------------------------------------
 
@@ -588,8 +597,13 @@ class DecisionPoint:
         *,
         raw: str | bytes | None = None,
         steps: tuple[WhyStep, ...] = (),
+        rejected: bool = False,
     ) -> Decision:
-        """``deny`` + ``unavailable`` + ``@unavailable`` with the problem in the trail."""
+        """``deny`` + ``unavailable`` + ``@unavailable`` with the problem in the trail.
+
+        With ``rejected`` the request itself was malformed (not JSON, no string ``tool``, ...):
+        ``deny`` + ``input-rejected`` + ``@request``, which no retry of the same bytes can change.
+        """
         digest = self._redactor.digest(b"")
         try:
             if raw is not None:
@@ -607,19 +621,33 @@ class DecisionPoint:
             pass
         earlier = tuple(replace(s, decisive=False) for s in steps)
         decision_id, decided_at = stamp()
+        stage = "@request" if rejected else "@unavailable"
         return Decision(
             decision_id,
             Action.DENY,
-            ReasonCode.UNAVAILABLE,
-            "@unavailable",
-            MESSAGES["@unavailable"],
-            (*earlier, failure_step(problem)),
+            STAGE_CODES[stage][1],
+            stage,
+            MESSAGES[stage],
+            (*earlier, failure_step(problem, stage=stage)),
             self._policy,
             self._engine,
             self._subject(agent, session),
             digest,
             decided_at,
         )
+
+
+def _encodable(value: str | None) -> str | None:
+    """A caller's agent or session id as a decision keeps it: only a ``str`` that UTF-8, and so
+    RFC 8785, can encode (a lone surrogate would make the decision itself unjournalable); else
+    unknown (None). Checked once per distinct id, when its ``Subject`` is made."""
+    if value is None:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
 
 
 def _where(line_number: int | None) -> str:

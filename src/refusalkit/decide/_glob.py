@@ -1,9 +1,10 @@
-"""Path globs compiled once: ``*`` stops at ``/``, ``**`` crosses it (DESIGN.md §2, Conditions).
+"""Path globs compiled once: ``*`` stops at ``/``, ``**`` crosses it (docs/design/policy.md,
+Conditions).
 
 A glob matches the whole value, newlines included. ``?`` is one character other than ``/``;
 ``[...]`` is not special (paths contain brackets). ``**/`` also matches no directory at all, so
-``**/.env`` matches ``.env``.
-Common shapes (literal, ``prefix/**``, ``**/name``) get a string-method fast path; the rest run on
+``**/.env`` matches ``.env``. Common shapes (literal, ``prefix/**``, ``**/name``) get a
+string-method fast path; the rest run on
 RE2, which is linear in the input whatever the pattern.
 """
 

@@ -1,4 +1,4 @@
-"""Policy packs: load, validate, compile once, and identify by digest (DESIGN.md §2).
+"""Policy packs: load, validate, compile once, and identify by digest (docs/design/policy.md).
 
 ``digest`` is ``sha256:`` + the hex SHA-256 of the pack's RFC 8785 canonical form, so it proves
 which pack was in force whatever the file's formatting (YAML or JSON, comments, key order).
@@ -79,7 +79,7 @@ class Pack:
         }
 
     def stages(self) -> list[str]:
-        """The stages this pack runs, in order (DESIGN.md §2)."""
+        """The stages this pack runs, in order (docs/design/policy.md)."""
         out = []
         if "attestation" in self.data:
             out.append("@attestation")

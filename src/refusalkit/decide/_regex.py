@@ -1,6 +1,6 @@
 """RE2 searches without the wrapper's per-call overhead, behind a literal prefilter.
 
-Policies run regexes on untrusted input, so they use RE2 (linear time, DESIGN.md §2). The
+Policies run regexes on untrusted input, so they use RE2 (linear time, docs/design/policy.md). The
 ``google-re2`` wrapper spends most of a call in Python; we call the compiled ``RE2.Match``
 directly on UTF-8 bytes. Before that, a *prefilter* (as RE2's own ``FilteredRE2`` does) checks
 literals that every match must contain: a value lacking all of them cannot match. The literals
@@ -23,7 +23,7 @@ from typing import Any
 
 import re2
 
-from refusalkit.decide._quiet import warnings_as
+from refusalkit.decide._warnings import warnings_as
 
 __all__ = [
     "re2_compile",

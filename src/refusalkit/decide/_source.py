@@ -2,8 +2,8 @@
 
 YAML (and JSON, which YAML 1.2 mostly contains) is *composed* into PyYAML nodes, whose marks
 carry line numbers; we build the data from the nodes ourselves so that every key path knows its
-line, duplicate keys are an error, and only JSON types come out (DESIGN.md §2: errors name file,
-line and key).
+line, duplicate keys are an error, and only JSON types come out (docs/design/policy.md: errors name
+file, line and key).
 """
 
 from __future__ import annotations

@@ -29,7 +29,8 @@ def _validator() -> jsonschema.protocols.Validator:
 
 
 def _reserved_ids(data: Any, lines: Lines) -> None:
-    """Ids beginning with ``@`` name the stages (DESIGN.md §2): a load error, said plainly."""
+    """Ids beginning with ``@`` name the stages (docs/design/policy.md): a load error, said
+    plainly."""
     if not isinstance(data, dict):
         return
     for section in ("rules", "input_filters"):

@@ -1,10 +1,10 @@
 """RFC 8785 bytes of a ``Decision`` without building its dict: the service's hot path.
 
-``canonical_bytes(decision.to_dict())`` builds ~25 dicts a decision, walks them to prove they are
+``canonical_json(decision.to_dict())`` builds ~25 dicts a decision, walks them to prove they are
 plain, then encodes them. ``DecisionEncoder`` writes the same bytes directly: the top-level keys
 in their RFC 8785 order (RFC 8785 §3.2.3; all ASCII, so code-point order), each string value by
 ``orjson`` (RFC 8785 §3.2.2.2 escapes for an exact ``str``), and the nested records (``engine``,
-``policy``, ``subject`` and every ``WhyStep``) by the general ``canonical_bytes`` once per
+``policy``, ``subject`` and every ``WhyStep``) by the general ``canonical_json`` once per
 object, cached and spliced in as ``orjson.Fragment``: the engine shares those objects between
 decisions. A top-level field of an unexpected type (a hand-built decision whose ``decided_at`` is
 a ``datetime``, say) sends the whole decision down the general path, which gives the reference
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import orjson
 
-from refusalkit.decide._fast import canonical_bytes
-from refusalkit.model import Decision
+from refusalkit._bounded import BoundedCache
+from refusalkit.model import Decision, canonical_json
 
 __all__ = ["DecisionEncoder"]
 
@@ -41,21 +41,20 @@ class _Fragments:
     __slots__ = ("_entries",)
 
     def __init__(self) -> None:
-        self._entries: dict[int, tuple[object, orjson.Fragment]] = {}
+        self._entries: BoundedCache[int, tuple[object, orjson.Fragment]] = BoundedCache(
+            _CACHE_LIMIT
+        )
 
     def get(self, record: object) -> orjson.Fragment:
         hit = self._entries.get(id(record))
         if hit is not None and hit[0] is record:
             return hit[1]
-        fragment = _Fragment(canonical_bytes(record.to_dict()))  # type: ignore[attr-defined]
-        if len(self._entries) >= _CACHE_LIMIT:
-            self._entries.clear()
-        self._entries[id(record)] = (record, fragment)
-        return fragment
+        fragment = _Fragment(canonical_json(record.to_dict()))  # type: ignore[attr-defined]
+        return self._entries.put(id(record), (record, fragment))[1]
 
 
 class DecisionEncoder:
-    """RFC 8785 bytes of decisions, equal to ``canonical_bytes(decision.to_dict())``.
+    """RFC 8785 bytes of decisions, equal to ``canonical_json(decision.to_dict())``.
 
     Thread-safe: its caches are dicts updated by single operations under the GIL.
     """
@@ -71,7 +70,7 @@ class DecisionEncoder:
         try:
             return self._layout(decision)
         except (_Unexpected, orjson.JSONEncodeError, AttributeError):
-            return canonical_bytes(decision.to_dict())
+            return canonical_json(decision.to_dict())
 
     def _layout(self, d: Decision) -> bytes:
         """The top-level members in RFC 8785 §3.2.3 order, each scalar first checked to be of a

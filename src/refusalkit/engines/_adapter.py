@@ -1,8 +1,9 @@
 """The adapter base: one request in, one Decision out, never an exception (docs/design/engines.md).
 
 Every adapter checks the request's shape, asks its engine, and turns the answer into an
-``Outcome``. Any exception on the way, a malformed request, or an overrun of the deadline gives
-``deny`` + ``unavailable`` (fail closed), exactly as the built-in decision point does.
+``Outcome``. Any exception on the way or an overrun of the deadline gives ``deny`` +
+``unavailable`` (fail closed); a malformed request gives ``deny`` + ``input-rejected`` by
+``@request``: exactly as the built-in decision point does.
 """
 
 from __future__ import annotations
@@ -71,14 +72,15 @@ class Adapter(ABC):
         return self._guarded(request, _clock(), "")
 
     def decide_line(self, line: str | bytes, *, line_number: int | None = None) -> Decision:
-        """Decide one JSONL line; a line that is not JSON is decided ``unavailable`` too."""
+        """Decide one JSONL line; a line that is not JSON is decided ``input-rejected``."""
         start = _clock()
         where = f"line {line_number}: " if line_number is not None else ""
         raw = line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")
         try:
             request = json.loads(raw.rstrip(b"\r\n"), parse_constant=_no_constant)
         except (ValueError, RecursionError) as exc:
-            return self.recorder.failed(None, f"{where}not JSON ({type(exc).__name__})", raw=raw)
+            problem = f"{where}not JSON ({type(exc).__name__})"
+            return self.recorder.failed(None, problem, raw=raw, rejected=True)
         return self._guarded(request, start, where)
 
     def decide_lines(self, lines: Iterable[str | bytes]) -> Iterator[tuple[int, Decision]]:
@@ -94,7 +96,8 @@ class Adapter(ABC):
             outcome = self.outcome(request)
             decision = self.recorder.decision(request, outcome)
         except RequestError as exc:
-            return self.recorder.failed(request, f"{where}malformed request: {exc.message}")
+            problem = f"{where}malformed request: {exc.message}"
+            return self.recorder.failed(request, problem, rejected=True)
         except AdapterFailure as exc:
             return self.recorder.failed(request, where + exc.problem, exc.steps)
         except RefusalkitError as exc:

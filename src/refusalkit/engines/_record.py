@@ -1,4 +1,3 @@
-# ruff: noqa: FBT003 (WhyStep's booleans are positional, as in the decide package)
 """Turning an engine's answer into a ``refusalkit.decision/v1`` record (docs/design/engines.md).
 
 A ``Recorder`` holds what every decision of one adapter shares (the engine, the policy, the
@@ -15,14 +14,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from refusalkit.decide import (
-    FastMac,
-    Subjects,
-    canonical_bytes,
-    make_decision,
-    make_step,
-    stamp,
-)
+from refusalkit._bounded import BoundedCache
+from refusalkit.decide import Subjects, make_decision, make_step, stamp
 from refusalkit.engines._mapping import MISSING, EngineMapping, lookup, parse_path
 from refusalkit.keyring import Keyring
 from refusalkit.model import (
@@ -33,6 +26,7 @@ from refusalkit.model import (
     ReasonCode,
     Subject,
     WhyStep,
+    canonical_json,
 )
 from refusalkit.redact import value_text
 
@@ -41,6 +35,7 @@ __all__ = ["Outcome", "Recorder", "source_digest"]
 log = logging.getLogger("refusalkit.engines")
 
 UNAVAILABLE_MESSAGE = "No clean verdict could be rendered, so the request was refused; retry later."
+REJECTED_MESSAGE = "The request is malformed; fix it before sending it again."
 DEFAULT_MESSAGE = "No rule allows this request."
 
 
@@ -84,12 +79,14 @@ class Recorder:
     def __init__(
         self, keyring: Keyring, engine: EngineRef, policy: PolicyRef, mapping: EngineMapping
     ) -> None:
-        self._mac = FastMac(keyring)
+        self._mac = keyring.redactor()
         self.engine = engine
         self.policy = policy
         self.mapping = mapping
-        self._paths: dict[str, tuple[tuple[str, ...], str | None, bool]] = {}
-        self._steps: dict[tuple[Any, ...], WhyStep] = {}
+        self._paths: BoundedCache[str, tuple[tuple[str, ...], str | None, bool]] = BoundedCache(
+            _CACHE_LIMIT
+        )
+        self._steps: BoundedCache[tuple[Any, ...], WhyStep] = BoundedCache(_CACHE_LIMIT)
         self._subjects = Subjects()
 
     def scrub(self, text: str, request: Mapping[str, Any]) -> str:
@@ -119,9 +116,7 @@ class Recorder:
         if known is None:
             revealed = path in self.mapping.reveal
             field_class = None if revealed else self.mapping.field_class(path)
-            known = (parse_path(path), field_class, revealed)
-            if len(self._paths) < _CACHE_LIMIT:
-                self._paths[path] = known
+            known = self._paths.put(path, (parse_path(path), field_class, revealed))
         return known
 
     def step(  # noqa: PLR0917 (mirrors WhyStep)
@@ -140,9 +135,9 @@ class Recorder:
             key: tuple[Any, ...] = (rule, effect, matched, decisive, test, detail)
             step = self._steps.get(key)
             if step is None:
-                step = make_step(rule, effect, matched, decisive, None, None, None, test, False,
-                                 detail)  # fmt: skip
-                self._remember(key, step)
+                step = make_step(rule, effect, matched=matched, decisive=decisive, test=test,
+                                 detail=detail)  # fmt: skip
+                self._steps.put(key, step)
             return step
         parts, field_class, revealed = self._path(path)
         value = lookup(request, parts)
@@ -155,23 +150,20 @@ class Recorder:
             step = self._steps.get(key)
             if step is None:
                 token = self._mac.token(field_class or "", value)
-                step = make_step(rule, effect, matched, decisive, path, field_class, token, test,
-                                 False, detail)  # fmt: skip
-                self._remember(key, step)
+                step = make_step(rule, effect, matched=matched, decisive=decisive, field=path,
+                                 field_class=field_class, value=token, test=test,
+                                 detail=detail)  # fmt: skip
+                self._steps.put(key, step)
             return step
         else:
             shown = self._mac.token(field_class or "", value)
-        return make_step(rule, effect, matched, decisive, path, field_class, shown, test,
-                         value is MISSING, detail)  # fmt: skip
-
-    def _remember(self, key: tuple[Any, ...], step: WhyStep) -> None:
-        if len(self._steps) >= _CACHE_LIMIT:
-            self._steps.clear()
-        self._steps[key] = step
+        return make_step(rule, effect, matched=matched, decisive=decisive, field=path,
+                         field_class=field_class, value=shown, test=test,
+                         missing=value is MISSING, detail=detail)  # fmt: skip
 
     def decision(self, request: Mapping[str, Any], outcome: Outcome) -> Decision:
         """The record of ``outcome`` on ``request``."""
-        digest = self._mac.digest(canonical_bytes(request))
+        digest = self._mac.digest(canonical_json(request))
         decision_id, decided_at = stamp()
         code = outcome.reason_code
         return make_decision(
@@ -190,25 +182,35 @@ class Recorder:
         )
 
     def failed(
-        self, request: Any, problem: str, steps: tuple[WhyStep, ...] = (), raw: bytes | None = None
+        self,
+        request: Any,
+        problem: str,
+        steps: tuple[WhyStep, ...] = (),
+        raw: bytes | None = None,
+        *,
+        rejected: bool = False,
     ) -> Decision:
-        """``deny`` + ``unavailable`` + ``@unavailable``: the decision failed closed."""
+        """``deny`` + ``unavailable`` + ``@unavailable``: the decision failed closed.
+
+        With ``rejected`` the request itself was malformed (not JSON, no string ``tool``, ...):
+        ``deny`` + ``input-rejected`` + ``@request``, as the built-in engine decides it
+        (docs/design/decision.md, Reason codes), so every engine answers such a request alike.
+        """
         earlier = tuple(replace(s, decisive=False) for s in steps)
-        failure = WhyStep(
-            "@unavailable",
-            "deny",
-            True,
-            True,
-            test=f"the {self.engine.name} adapter failed closed",
-            detail=problem,
-        )
+        if rejected:
+            stage, code, message = "@request", ReasonCode.INPUT_REJECTED, REJECTED_MESSAGE
+            test = "a well-formed request"
+        else:
+            stage, code, message = "@unavailable", ReasonCode.UNAVAILABLE, UNAVAILABLE_MESSAGE
+            test = f"the {self.engine.name} adapter failed closed"
+        failure = WhyStep(stage, "deny", matched=True, decisive=True, test=test, detail=problem)
         decision_id, decided_at = stamp()
         return Decision(
             decision_id,
             Action.DENY,
-            ReasonCode.UNAVAILABLE,
-            "@unavailable",
-            UNAVAILABLE_MESSAGE,
+            code,
+            stage,
+            message,
             (*earlier, failure),
             self.policy,
             self.engine,
@@ -219,7 +221,7 @@ class Recorder:
 
     def _digest(self, request: Any, raw: bytes | None) -> str:
         try:
-            data = raw if raw is not None else canonical_bytes(request)
+            data = raw if raw is not None else canonical_json(request)
         except Exception:  # noqa: BLE001 (an unencodable request is digested as empty)
             data = b""
         return self._mac.digest(data)

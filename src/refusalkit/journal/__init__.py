@@ -1,4 +1,4 @@
-"""The journal: a tamper-evident transparency log of refusal records (DESIGN.md §3).
+"""The journal: a tamper-evident transparency log of refusal records (docs/design/journal.md).
 
 An RFC 9162 Merkle tree over the RFC 8785 bytes of each record, with C2SP ``tlog-checkpoint``
 checkpoints signed as C2SP ``signed-note``s (Ed25519), inclusion and consistency proofs, receipts
@@ -14,55 +14,59 @@ checkable offline, and stores for SQLite (default, one file) and PostgreSQL (sev
 
 from __future__ import annotations
 
-from refusalkit.journal._bundle import BUNDLE_SCHEMA, export_bundle, verify_bundle
-from refusalkit.journal._canonical import canonical_bytes
-from refusalkit.journal._checkpoint import (
-    Checkpoint,
-    open_checkpoint,
-    parse_checkpoint_body,
-    sign_checkpoint,
+from refusalkit.journal._bundle import bundle_checkpoints, export_bundle, verify_bundle
+from refusalkit.journal._checkpoint import Checkpoint, open_checkpoint, parse_checkpoint_body
+from refusalkit.journal._errors import (
+    EquivocationError,
+    Evidence,
+    NotAnExtensionError,
+    UntrustedKeyError,
 )
 from refusalkit.journal._journal import Journal, open_journal
-from refusalkit.journal._note import NoteSignature, NoteVerifier, OpenedNote, open_note, sign_note
-from refusalkit.journal._receipt import RECEIPT_SCHEMA, Receipt, verify_receipt
-from refusalkit.journal._records import decision_fields
-from refusalkit.journal._time import normalise_time
-from refusalkit.journal._tree import (
-    EMPTY_ROOT,
-    leaf_hash,
-    node_hash,
-    root_of_leaves,
-    verify_consistency,
-    verify_inclusion,
+from refusalkit.journal._note import (
+    NoteSignature,
+    NoteVerifier,
+    OpenedNote,
+    open_note,
+    parse_note,
+    valid_key_name,
 )
+from refusalkit.journal._offline import read_checkpoint_file, verify_proof
+from refusalkit.journal._receipt import Receipt, verify_receipt
+from refusalkit.journal._records import decision_fields
+from refusalkit.journal._signer import signer_state_dir
+from refusalkit.journal._time import normalise_time
+from refusalkit.journal._tree import leaf_hash, verify_consistency, verify_inclusion
 from refusalkit.journal._verify import VerifyReport
 
 __all__ = [
-    "BUNDLE_SCHEMA",
-    "EMPTY_ROOT",
-    "RECEIPT_SCHEMA",
     "Checkpoint",
+    "EquivocationError",
+    "Evidence",
     "Journal",
+    "NotAnExtensionError",
     "NoteSignature",
     "NoteVerifier",
     "OpenedNote",
     "Receipt",
+    "UntrustedKeyError",
     "VerifyReport",
-    "canonical_bytes",
+    "bundle_checkpoints",
     "decision_fields",
     "export_bundle",
     "leaf_hash",
-    "node_hash",
     "normalise_time",
     "open_checkpoint",
     "open_journal",
     "open_note",
     "parse_checkpoint_body",
-    "root_of_leaves",
-    "sign_checkpoint",
-    "sign_note",
+    "parse_note",
+    "read_checkpoint_file",
+    "signer_state_dir",
+    "valid_key_name",
     "verify_bundle",
     "verify_consistency",
     "verify_inclusion",
+    "verify_proof",
     "verify_receipt",
 ]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from refusalkit.errors import UsageError, VerificationError
 from refusalkit.journal._checkpoint import Checkpoint, parse_checkpoint_body
+from refusalkit.journal._errors import UntrustedKeyError
 from refusalkit.journal._note import NoteVerifier, parse_note
 from refusalkit.journal._tree import verify_consistency
 from refusalkit.journal._verify import LogSource, VerifyReport, verify_log
@@ -26,7 +27,7 @@ from refusalkit.journal._verify import LogSource, VerifyReport, verify_log
 if TYPE_CHECKING:
     from refusalkit.journal._journal import Journal
 
-__all__ = ["BUNDLE_SCHEMA", "export_bundle", "verify_bundle"]
+__all__ = ["BUNDLE_SCHEMA", "bundle_checkpoints", "export_bundle", "verify_bundle"]
 
 BUNDLE_SCHEMA = "refusalkit.journal-bundle/v1"
 
@@ -104,12 +105,6 @@ def _check_proofs(data: dict[str, Any], roots: dict[int, Checkpoint]) -> None:
             raise VerificationError(exc.message, index=old.size) from exc
 
 
-_PIN_HINT = (
-    "Pass the verifier key you got from the log's operator: "
-    "`refusalkit journal verify --bundle FILE --public-key NAME+ID+BASE64`."
-)
-
-
 def _signers(notes: Sequence[str]) -> set[tuple[str, int]]:
     """``(key name, key ID)`` of every signature line on the notes (unverified)."""
     found: set[tuple[str, int]] = set()
@@ -126,12 +121,11 @@ def _require_trusted_signer(notes: Sequence[str], keys: Sequence[NoteVerifier]) 
     trusted = {(k.name, k.key_id) for k in keys}
     signers = _signers(notes)
     if notes and not signers & trusted:
-        names = ", ".join(sorted(f"{n}+{i:08x}" for n, i in signers)) or "nobody"
-        raise VerificationError(
-            f"the bundle's checkpoints are signed by {names}, not by a key you trust "
-            f"({', '.join(sorted(k.vkey for k in keys))})",
-            index=0,
-            hint=_PIN_HINT,
+        raise UntrustedKeyError(
+            "the bundle's checkpoints",
+            sorted(f"{n}+{i:08x}" for n, i in signers),
+            sorted(f"{k.name}+{k.key_id:08x}" for k in keys),
+            verb="are",
         )
 
 
@@ -161,18 +155,30 @@ def _keys(
     return [NoteVerifier.parse(v) for v in data["verifier_keys"]]
 
 
+def bundle_checkpoints(path: str | Path) -> list[str]:
+    """The signed checkpoints a bundle carries (with any cosignatures), oldest first; unverified."""
+    data = _load(path)
+    notes = data.get("checkpoints", [])
+    if not isinstance(notes, list):
+        raise VerificationError(f"{path} is not a well-formed journal bundle: bad checkpoints")
+    return [str(n) for n in notes]
+
+
 def verify_bundle(
     path: str | Path,
     *,
     trusted: Sequence[NoteVerifier] | None = None,
     public_keys: Sequence[bytes] | None = None,
+    anchors: Sequence[tuple[str, str]] = (),
 ) -> VerifyReport:
     """Verify a bundle offline against the keys you trust.
 
     ``trusted`` pins verifier keys; ``public_keys`` (raw Ed25519) pins keys under the bundle's
     origin; with neither, the bundle's own keys are used, which proves only that the bundle is
     self-consistent, not who wrote it. The bundle must carry a checkpoint of its full size
-    signed by a trusted key. Raises ``VerificationError`` with the first bad index on any failure.
+    signed by a trusted key. ``anchors`` are ``(label, signed note)`` checkpoints held from
+    before (``--trusted-checkpoint``), which the bundle's log must extend. Raises
+    ``VerificationError`` with the first bad index on any failure.
     """
     data = _load(path)
     try:
@@ -187,6 +193,7 @@ def verify_bundle(
             extra_entries=max(0, len(entries) - int(data["size"])),
             checkpoints=notes,
             stored_nodes=False,
+            anchors=anchors,
         )
         report = verify_log(source, str(data["origin"]), keys)
         _require_final_checkpoint(path, report)

@@ -15,10 +15,17 @@ from dataclasses import dataclass
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from refusalkit.errors import VerificationError
-from refusalkit.journal._note import NoteVerifier, open_note, parse_note, sign_note
+from refusalkit.journal._errors import UntrustedKeyError
+from refusalkit.journal._note import NoteSignature, NoteVerifier, open_note, parse_note, sign_note
 from refusalkit.journal._tree import HASH_SIZE
 
-__all__ = ["Checkpoint", "open_checkpoint", "parse_checkpoint_body", "sign_checkpoint"]
+__all__ = [
+    "Checkpoint",
+    "open_checkpoint",
+    "parse_checkpoint_body",
+    "require_trusted_signer",
+    "sign_checkpoint",
+]
 
 _SIZE = re.compile(r"0|[1-9][0-9]*")
 
@@ -68,13 +75,31 @@ def sign_checkpoint(checkpoint: Checkpoint, key: Ed25519PrivateKey, name: str | 
 def open_checkpoint(
     note: str | bytes, verifiers: Sequence[NoteVerifier], *, origin: str | None = None
 ) -> Checkpoint:
-    """Verify a signed checkpoint and parse it; with ``origin``, the origin line must match."""
-    text, _ = parse_note(note)
+    """Verify a signed checkpoint and parse it; with ``origin``, the origin line must match.
+
+    A note that no passed key signed raises ``UntrustedKeyError`` (a key mismatch, naming both
+    sides' key IDs); a passed key's signature that fails raises ``VerificationError`` (tampering).
+    """
+    text, signatures = parse_note(note)
     checkpoint = parse_checkpoint_body(text)
     if origin is not None and checkpoint.origin != origin:
         raise VerificationError(
             f"checkpoint is from origin {checkpoint.origin!r}, not {origin!r}",
             hint="This checkpoint belongs to another log.",
         )
+    require_trusted_signer("checkpoint", signatures, verifiers)
     open_note(note, verifiers)
     return checkpoint
+
+
+def require_trusted_signer(
+    what: str, signatures: Sequence[NoteSignature], verifiers: Sequence[NoteVerifier]
+) -> None:
+    """Raise ``UntrustedKeyError`` unless some signature line names a passed key (name and ID)."""
+    passed = {(v.name, v.key_id) for v in verifiers}
+    if not any((s.name, s.key_id) in passed for s in signatures):
+        raise UntrustedKeyError(
+            what,
+            sorted({f"{s.name}+{s.key_id:08x}" for s in signatures}),
+            sorted({f"{v.name}+{v.key_id:08x}" for v in verifiers}),
+        )

@@ -112,6 +112,11 @@ class NoteSignature:
     key_id: int
     signature: bytes
 
+    def line(self) -> str:
+        """The signature line ``— NAME base64(key ID || signature)`` with its newline."""
+        blob = base64.b64encode(self.key_id.to_bytes(4, "big") + self.signature).decode("ascii")
+        return f"{_DASH}{self.name} {blob}\n"
+
 
 @dataclass(frozen=True, slots=True)
 class OpenedNote:

@@ -9,19 +9,21 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from refusalkit.errors import UsageError, VerificationError
-from refusalkit.journal._canonical import canonical_bytes
 from refusalkit.journal._checkpoint import open_checkpoint
 from refusalkit.journal._note import NoteVerifier
 from refusalkit.journal._tree import leaf_hash, verify_inclusion
+from refusalkit.model import canonical_json
 
 __all__ = ["RECEIPT_SCHEMA", "Receipt", "verify_receipt"]
 
 RECEIPT_SCHEMA = "refusalkit.journal-receipt/v1"
+_VKEY = re.compile(r"[^+\s]+\+[0-9a-f]{8}\+")
 
 
 def _unhex(value: str, what: str) -> bytes:
@@ -76,7 +78,9 @@ class Receipt:
             raise VerificationError(f"not a journal receipt: bad or missing {exc}") from exc
 
 
-def _trusted(receipt: Receipt, public_key: bytes | None) -> NoteVerifier:
+def _trusted(receipt: Receipt, public_key: bytes | str | None) -> NoteVerifier:
+    if isinstance(public_key, str):
+        return _from_text(receipt, public_key)
     if public_key is None:
         try:
             public_key = base64.b64decode(receipt.public_key, validate=True)
@@ -90,17 +94,41 @@ def _trusted(receipt: Receipt, public_key: bytes | None) -> NoteVerifier:
         raise VerificationError(f"receipt key: {exc.message}") from exc
 
 
+def _from_text(receipt: Receipt, text: str) -> NoteVerifier:
+    """A key given as text: a verifier key ``NAME+ID+BASE64`` (what ``refusalkit journal
+    public-key`` prints) or the base64 of the 32 raw bytes (the service's ``public_key``)."""
+    if _VKEY.match(text.strip()):
+        return NoteVerifier.parse(text)
+    try:
+        raw = base64.b64decode(text.strip(), validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise VerificationError(
+            f"{text[:60]!r} is not a public key",
+            hint="Pass the verifier key NAME+ID+BASE64 that `refusalkit journal public-key` "
+            "prints.",
+        ) from exc
+    return _trusted(receipt, raw)
+
+
 def verify_receipt(
-    entry: bytes | Mapping[str, Any], receipt: Receipt, *, public_key: bytes | None = None
+    entry: bytes | Mapping[str, Any] | None,
+    receipt: Receipt,
+    *,
+    public_key: bytes | str | None = None,
 ) -> None:
     """Check that ``entry`` is at ``receipt.index`` in the log the signed checkpoint describes.
 
-    ``public_key`` (32 raw Ed25519 bytes) is the key you trust for the journal; when None, the
-    receipt's own key is used, which proves integrity but not who signed: pin the key if you can.
-    Raises ``VerificationError`` (with ``index``) on any failure.
+    ``public_key`` is the key you trust for the journal: the verifier key string that
+    ``refusalkit journal public-key`` prints (``NAME+ID+BASE64``), or its 32 raw Ed25519 bytes
+    (or their base64); when None, the receipt's own key is used, which proves integrity but not
+    who signed: pin the key if you can. A checkpoint signed by another key raises
+    ``UntrustedKeyError`` naming both key IDs. With ``entry`` None only the receipt's leaf hash
+    is proven. Raises ``VerificationError`` (with ``index``) on any failure.
     """
-    data = entry if isinstance(entry, bytes) else canonical_bytes(dict(entry))
-    leaf = leaf_hash(data)
+    leaf = _unhex(receipt.leaf_hash, "leaf_hash")
+    if entry is not None:
+        data = entry if isinstance(entry, bytes) else canonical_json(dict(entry))
+        leaf = leaf_hash(data)
     if leaf.hex() != receipt.leaf_hash.lower():
         raise VerificationError(
             f"entry does not match the receipt's leaf hash (index {receipt.index})",

@@ -1,7 +1,9 @@
 """What the journal indexes of each record, so that ``query`` and ``stats`` need no JSON parsing.
 
-The entry bytes are the record's RFC 8785 form (DESIGN.md §3); these columns are a convenience
-copy taken from the same record and are never hashed. Decisions (DESIGN.md §1) give every field;
+The entry bytes are the record's RFC 8785 form (docs/design/journal.md); these columns are a
+convenience copy taken from the same record and are never hashed. Decisions
+(docs/design/decision.md) give
+every field;
 other record kinds give what they have (a nested ``decision`` counts, as in a chat TurnEvent).
 """
 

@@ -1,4 +1,4 @@
-"""The store interface behind a journal, and what every store shares (DESIGN.md §3).
+"""The store interface behind a journal, and what every store shares (docs/design/journal.md).
 
 A store keeps three things: one row per entry, the head size, and the signed checkpoints. An entry
 row holds the entry's bytes, its RFC 9162 leaf hash, its index columns, and the hashes of the
@@ -24,8 +24,8 @@ from refusalkit.journal._records import FIELDS, EntryRow
 from refusalkit.journal._tree import HASH_SIZE, Node, frontier_nodes
 
 __all__ = [
-    "CHECKPOINT_COUNT",
-    "COUNT_CHECKPOINT",
+    "CHECKPOINT_TALLY_KEY",
+    "INCREMENT_CHECKPOINT_TALLY_SQL",
     "JOURNAL_FORMAT",
     "TABLES",
     "FrontierCache",
@@ -40,12 +40,13 @@ __all__ = [
 ]
 
 JOURNAL_FORMAT = "refusalkit.journal/v1"
-CHECKPOINT_COUNT = "checkpoints"
+CHECKPOINT_TALLY_KEY = "checkpoints"
 """Metadata key counting every checkpoint ever stored, updated in the checkpoint's transaction,
-so that ``verify`` notices deleted checkpoints (DESIGN.md §3, tamper evidence)."""
+so that ``verify`` notices deleted checkpoints (docs/design/journal.md, tamper evidence)."""
 CHUNK = 4096
-COUNT_CHECKPOINT = (
-    f"INSERT INTO journal_meta (key, value) SELECT '{CHECKPOINT_COUNT}', CAST(count(*) AS TEXT) "  # noqa: S608 (a constant)
+INCREMENT_CHECKPOINT_TALLY_SQL = (
+    "INSERT INTO journal_meta (key, value) "  # noqa: S608 (a constant)
+    f"SELECT '{CHECKPOINT_TALLY_KEY}', CAST(count(*) AS TEXT) "
     "FROM journal_checkpoint WHERE TRUE ON CONFLICT (key) "
     "DO UPDATE SET value = CAST(CAST(journal_meta.value AS bigint) + 1 AS TEXT)"
 )
@@ -261,7 +262,12 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def add_checkpoint(self, size: int, note: str) -> None:
-        """Store a signed checkpoint and count it (``CHECKPOINT_COUNT``) in one transaction."""
+        """Store a signed checkpoint and count it (``CHECKPOINT_TALLY_KEY``) in one transaction."""
+
+    @abc.abstractmethod
+    def replace_checkpoint(self, size: int, old: str, new: str) -> None:
+        """Replace the stored note ``old`` of ``size`` with ``new`` (the same checkpoint with more
+        signature lines, such as witnesses' cosignatures)."""
 
     def checkpoints(self) -> list[tuple[int, str]]:
         """Every stored checkpoint as ``(size, note)``, oldest first."""
@@ -270,7 +276,7 @@ class Store(abc.ABC):
 
     def recorded_checkpoints(self) -> int:
         """How many checkpoints were ever stored, as recorded with each one (0 when unknown)."""
-        return int(self.meta().get(CHECKPOINT_COUNT, "0"))
+        return int(self.meta().get(CHECKPOINT_TALLY_KEY, "0"))
 
     def latest_checkpoint(self) -> tuple[int, str] | None:
         """The most recent checkpoint, if any."""

@@ -16,7 +16,7 @@ import psycopg
 from refusalkit.errors import StoreError
 from refusalkit.journal._records import FIELDS, EntryRow
 from refusalkit.journal._store import (
-    COUNT_CHECKPOINT,
+    INCREMENT_CHECKPOINT_TALLY_SQL,
     JOURNAL_FORMAT,
     TABLES,
     FrontierCache,
@@ -266,7 +266,14 @@ class PostgresStore(Store):
     def add_checkpoint(self, size: int, note: str) -> None:
         with self._tx() as cur:
             cur.execute("INSERT INTO journal_checkpoint (size, note) VALUES (%s, %s)", (size, note))
-            cur.execute(COUNT_CHECKPOINT)
+            cur.execute(INCREMENT_CHECKPOINT_TALLY_SQL)
+
+    def replace_checkpoint(self, size: int, old: str, new: str) -> None:
+        with self._tx() as cur:
+            cur.execute(
+                "UPDATE journal_checkpoint SET note = %s WHERE size = %s AND note = %s",
+                (new, size, old),
+            )
 
     def close(self) -> None:
         with self._lock:

@@ -22,7 +22,7 @@ from typing import Any
 from refusalkit.errors import StoreError
 from refusalkit.journal._records import FIELDS, EntryRow
 from refusalkit.journal._store import (
-    COUNT_CHECKPOINT,
+    INCREMENT_CHECKPOINT_TALLY_SQL,
     JOURNAL_FORMAT,
     TABLES,
     FrontierCache,
@@ -259,7 +259,14 @@ class SqliteStore(Store):
     def add_checkpoint(self, size: int, note: str) -> None:
         with self._write() as db:
             db.execute("INSERT INTO journal_checkpoint (size, note) VALUES (?, ?)", (size, note))
-            db.execute(COUNT_CHECKPOINT)
+            db.execute(INCREMENT_CHECKPOINT_TALLY_SQL)
+
+    def replace_checkpoint(self, size: int, old: str, new: str) -> None:
+        with self._write() as db:
+            db.execute(
+                "UPDATE journal_checkpoint SET note = ? WHERE size = ? AND note = ?",
+                (new, size, old),
+            )
 
     def recorded_checkpoints(self) -> int:
         # AUTOINCREMENT keeps the largest seq ever used in sqlite_sequence, in the same transaction

@@ -1,4 +1,5 @@
-"""Time bounds of journal queries: RFC 3339 in, the journal's own form out (DESIGN.md §1).
+"""Time bounds of journal queries: RFC 3339 in, the journal's own form out
+(docs/design/decision.md).
 
 Decisions carry ``decided_at`` as RFC 3339 in UTC with milliseconds and a ``Z``
 (``2026-05-02T14:07:22.123Z``); the journal indexes that text, so a bound compares correctly

@@ -1,6 +1,6 @@
 """Full verification of a log: recompute the RFC 9162 tree from the entries, check every stored
 leaf and node hash and every signed checkpoint against it, and check consistency between
-successive checkpoints (DESIGN.md §3).
+successive checkpoints (docs/design/journal.md).
 
 Works from any source of entry rows and checkpoints (a live store or an exported bundle), in one
 pass over the entries. Failures are collected and the one with the smallest entry index is
@@ -10,7 +10,6 @@ be trusted.
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -19,6 +18,7 @@ from typing import Any
 
 from refusalkit.errors import VerificationError
 from refusalkit.journal._checkpoint import Checkpoint, open_checkpoint
+from refusalkit.journal._errors import EquivocationError, Evidence, UntrustedKeyError
 from refusalkit.journal._note import NoteVerifier
 from refusalkit.journal._records import FIELDS, entry_fields
 from refusalkit.journal._tree import (
@@ -26,6 +26,8 @@ from refusalkit.journal._tree import (
     HASH_SIZE,
     consistency_ranges,
     frontier_nodes,
+    leaf_hash,
+    node_hash,
     range_nodes,
     root_from_frontier,
     verify_consistency,
@@ -70,7 +72,10 @@ class LogSource:
     order (see ``refusalkit.journal._store``), followed, when ``indexed``, by the row's stored
     index columns (``FIELDS``); ``stored_nodes`` says whether the source keeps node hashes at all
     (a store does; a bundle has only leaf hashes). ``recorded_checkpoints`` is how many
-    checkpoints the source says it ever stored; fewer in ``checkpoints`` means some were removed.
+    checkpoints the source says it ever stored; fewer in ``checkpoints`` means some were removed;
+    ``signed_before`` says the source's metadata records a signing key (so no checkpoints at all
+    means they were deleted). ``anchors`` are ``(label, note)`` checkpoints held outside the
+    source (``--trusted-checkpoint``): the log must extend each.
     """
 
     size: int
@@ -81,6 +86,8 @@ class LogSource:
     progress: Callable[[int], None] | None = None
     indexed: bool = False
     recorded_checkpoints: int = 0
+    signed_before: bool = False
+    anchors: Sequence[tuple[str, str]] = ()
 
 
 @dataclass(slots=True)
@@ -90,6 +97,9 @@ class _Issues:
 
     found: list[tuple[int, str]] = field(default_factory=list)
     columns: list[tuple[int, str]] = field(default_factory=list)
+    untrusted: UntrustedKeyError | None = None
+    matched: list[tuple[Checkpoint, str]] = field(default_factory=list)
+    mismatched: list[tuple[Checkpoint, str]] = field(default_factory=list)
 
     def add(self, index: int, message: str) -> None:
         self.found.append((index, message))
@@ -100,6 +110,8 @@ class _Issues:
             index, message = min(every, key=lambda item: item[0])
             more = f" ({len(every) - 1} more problem(s) after it)" if len(every) > 1 else ""
             raise VerificationError(f"{message}{more}", index=index)
+        if self.untrusted is not None:  # a key mismatch, told apart from tampering
+            raise self.untrusted
 
 
 def _scan(source: LogSource, issues: _Issues) -> list[list[bytes]]:
@@ -107,18 +119,17 @@ def _scan(source: LogSource, issues: _Issues) -> list[list[bytes]]:
     each stored leaf hash and stored node hash as its node completes; notes the first gap.
 
     A stored hash is compared only while every leaf under it lies before the first problem found
-    so far, so a bad entry is named by its own index and not by a node above it. (Hashing is
-    inlined: this loop runs once per entry of the log.)
+    so far, so a bad entry is named by its own index and not by a node above it.
     """
     levels: list[list[bytes]] = [[]]
-    leaves, good, nodes, sha256 = levels[0], sys.maxsize, source.stored_nodes, hashlib.sha256
+    leaves, good, nodes = levels[0], sys.maxsize, source.stored_nodes
     columns_ok, fields = source.indexed, entry_fields
     for row in source.entries:
         index, data, stored_leaf, stored = row[0], row[1], row[2], row[3]
         if index != len(leaves):
             issues.add(len(leaves), f"entry {len(leaves)} is missing or out of place")
             break
-        digest = sha256(b"\x00" + data).digest()
+        digest = leaf_hash(data)
         leaves.append(digest)
         if stored_leaf != digest and index < good:
             issues.add(index, _node_problem(0, index))
@@ -129,7 +140,7 @@ def _scan(source: LogSource, issues: _Issues) -> list[list[bytes]]:
         if index & 1:
             level, pos, made = 0, index, []
             while pos & 1:
-                digest = sha256(b"\x01" + levels[level][pos - 1] + digest).digest()
+                digest = node_hash(levels[level][pos - 1], digest)
                 level, pos = level + 1, pos >> 1
                 if len(levels) == level:
                     levels.append([])
@@ -210,9 +221,13 @@ def _check_checkpoints(  # noqa: PLR0917 (internal)
     remaining signed ones claim: the deleted ones may have covered anything beyond it.
     """
     vouched, count, previous, claimed = 0, 0, None, 0
+    strangers: list[tuple[int, int, UntrustedKeyError]] = []
     for number, note in enumerate(source.checkpoints, start=1):
         try:
             checkpoint = open_checkpoint(note, trusted, origin=origin)
+        except UntrustedKeyError as exc:
+            strangers.append((vouched, number, exc))
+            continue
         except VerificationError as exc:
             issues.add(vouched, f"checkpoint #{number} does not verify: {exc.message}")
             continue
@@ -227,6 +242,7 @@ def _check_checkpoints(  # noqa: PLR0917 (internal)
         if checkpoint.size <= good:
             root = _root(levels, checkpoint.size) if checkpoint.size else EMPTY_ROOT
             if root != checkpoint.root:
+                issues.mismatched.append((checkpoint, note))
                 issues.add(
                     vouched,
                     f"checkpoint #{number} (size {checkpoint.size}) does not match the entries",
@@ -238,9 +254,18 @@ def _check_checkpoints(  # noqa: PLR0917 (internal)
                     _check_consistency(levels, older, newer)
                 except VerificationError as exc:
                     issues.add(older.size, f"checkpoint #{number}: {exc.message}")
+        if checkpoint.size <= good:
+            issues.matched.append((checkpoint, note))
         count += 1
         vouched = max(vouched, checkpoint.size)
         previous = checkpoint
+    _sort_strangers(strangers, count, issues)
+    if not source.checkpoints and source.signed_before and not source.recorded_checkpoints:
+        issues.add(
+            0,
+            "the store's metadata says a key signed this log, but no checkpoint is stored: "
+            "checkpoints were deleted",
+        )
     if len(source.checkpoints) < source.recorded_checkpoints:
         issues.add(
             claimed,
@@ -248,6 +273,77 @@ def _check_checkpoints(  # noqa: PLR0917 (internal)
             f"{source.recorded_checkpoints} recorded",
         )
     return count, vouched
+
+
+def _sort_strangers(
+    strangers: list[tuple[int, int, UntrustedKeyError]], verified: int, issues: _Issues
+) -> None:
+    """Checkpoints signed by keys not passed: a key mismatch when none verified at all (the
+    caller holds the wrong key), else rows slipped in among the log's own (tampering)."""
+    if strangers and not verified:
+        _, number, exc = strangers[0]
+        issues.untrusted = UntrustedKeyError(f"checkpoint #{number}", exc.signers, exc.passed)
+        return
+    for vouched, number, exc in strangers:
+        issues.add(vouched, f"checkpoint #{number} does not verify: {exc.message}")
+
+
+def _evidence(
+    levels: list[list[bytes]], first: tuple[Checkpoint, str], second: tuple[Checkpoint, str]
+) -> EquivocationError:
+    """Evidence that ``first`` is not a prefix of ``second`` (whose tree is ``levels``)."""
+    a, b = first[0].size, second[0].size
+    proof = [_range_hash(levels, x, y).hex() for x, y in consistency_ranges(a, b)] if a < b else []
+    implied = _root(levels, a) if a and a < b else None
+    return EquivocationError(Evidence(first, second, tuple(proof), implied), index=a)
+
+
+def _check_equivocation(
+    levels: list[list[bytes]],
+    mismatched: Sequence[tuple[Checkpoint, str]],
+    matched: Sequence[tuple[Checkpoint, str]],
+) -> None:
+    """Two validly signed checkpoints in one log where the entries match the larger and not the
+    smaller: the signer signed two histories (``EquivocationError``)."""
+    for bad in mismatched:
+        larger = next((good for good in matched if good[0].size >= bad[0].size), None)
+        if larger is not None:
+            raise _evidence(levels, bad, larger)
+
+
+def _check_anchor(  # noqa: PLR0917 (internal)
+    levels: list[list[bytes]],
+    good: int,
+    anchor: tuple[str, str],
+    origin: str,
+    trusted: Sequence[NoteVerifier],
+    issues: _Issues,
+) -> None:
+    """The log must extend a checkpoint held outside it: same root at its size, and at least as
+    many entries. A signed checkpoint in the log that disagrees with it is equivocation."""
+    label, note = anchor
+    try:
+        held = open_checkpoint(note, trusted, origin=origin)
+    except UntrustedKeyError as exc:
+        raise UntrustedKeyError(f"trusted checkpoint {label}", exc.signers, exc.passed) from exc
+    size = len(levels[0])
+    if held.size > size:
+        issues.add(
+            size,
+            f"the log holds {size} entries but the trusted checkpoint {label} has size "
+            f"{held.size}: it was truncated or rolled back",
+        )
+        return
+    if held.size > good or (_root(levels, held.size) if held.size else EMPTY_ROOT) == held.root:
+        return
+    larger = next((c for c in issues.matched if c[0].size >= held.size), None)
+    if larger is not None:
+        raise _evidence(levels, (held, note), larger)
+    issues.add(
+        0,
+        f"the log does not extend the trusted checkpoint {label} (size {held.size}, root "
+        f"{held.root.hex()}): its first {held.size} entries have another root",
+    )
 
 
 def verify_log(source: LogSource, origin: str, trusted: Sequence[NoteVerifier]) -> VerifyReport:
@@ -260,6 +356,9 @@ def verify_log(source: LogSource, origin: str, trusted: Sequence[NoteVerifier]) 
     levels = _scan(source, issues)
     good = min([len(levels[0]), *(index for index, _ in issues.found)])
     count, vouched = _check_checkpoints(source, origin, trusted, levels, good, issues)
+    _check_equivocation(levels, issues.mismatched, issues.matched)
+    for label, note in source.anchors:
+        _check_anchor(levels, good, (label, note), origin, trusted, issues)
     issues.raise_first()
     root = _root(levels, source.size) if source.size else EMPTY_ROOT
     return VerifyReport(

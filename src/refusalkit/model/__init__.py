@@ -1,10 +1,15 @@
-"""The record model: pure data, no I/O (DESIGN.md §1 and §2).
+"""The record model: pure data, no I/O (docs/design/decision.md and docs/design/policy.md).
 
 Decisions, why-trail steps, requests, actions and reason codes, canonical JSON and ids.
 """
 
 from refusalkit.model._canonical import canonical_json
-from refusalkit.model._codes import REASON_CODES_VERSION, Action, ReasonCode
+from refusalkit.model._codes import (
+    REASON_CODES_VERSION,
+    TYPED_REFUSAL_PREFIX,
+    Action,
+    ReasonCode,
+)
 from refusalkit.model._decision import (
     DECISION_SCHEMA,
     Decision,
@@ -14,11 +19,13 @@ from refusalkit.model._decision import (
     WhyStep,
 )
 from refusalkit.model._ids import format_timestamp, now_utc, uuid7
+from refusalkit.model._refusal_line import refusal_line
 from refusalkit.model._request import Request, parse_request
 
 __all__ = [
     "DECISION_SCHEMA",
     "REASON_CODES_VERSION",
+    "TYPED_REFUSAL_PREFIX",
     "Action",
     "Decision",
     "EngineRef",
@@ -31,5 +38,6 @@ __all__ = [
     "format_timestamp",
     "now_utc",
     "parse_request",
+    "refusal_line",
     "uuid7",
 ]

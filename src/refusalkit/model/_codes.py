@@ -1,4 +1,4 @@
-"""Actions and the closed set of reason codes, registry version 2 (docs/design/reason-codes.md).
+"""Actions and the closed set of reason codes, registry version 2 (docs/design/decision.md).
 
 The string values are wire identifiers: never change one; add a code only with a new
 ``REASON_CODES_VERSION``. Version 2 adds ``approval-required`` and ``rate-limited`` and changes
@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["REASON_CODES_VERSION", "Action", "ReasonCode"]
+__all__ = ["REASON_CODES_VERSION", "TYPED_REFUSAL_PREFIX", "Action", "ReasonCode"]
 
 REASON_CODES_VERSION = 2
 
+TYPED_REFUSAL_PREFIX = "I cannot proceed \u2014 boundary violated: "
+"""How a typed refusal begins (docs/design/chat.md, Typed refusal): the chat loop writes it and
+the provenance ``typed-prefix`` judge reads it, so both take it from here."""
+
 
 class Action(enum.StrEnum):
-    """What the caller must do with the request (DESIGN.md §1)."""
+    """What the caller must do with the request (docs/design/decision.md)."""
 
     ALLOW = "allow"
     AUDIT = "audit"

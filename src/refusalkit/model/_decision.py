@@ -1,4 +1,5 @@
-"""The Decision record and its why-trail, wire format ``refusalkit.decision/v1`` (DESIGN.md §1).
+"""The Decision record and its why-trail, wire format ``refusalkit.decision/v1``
+(docs/design/decision.md).
 
 Pure data: no I/O, no clocks. ``to_dict`` gives the wire form in the documented key order;
 ``from_dict`` checks the schema string and rebuilds the record.
@@ -20,10 +21,10 @@ DECISION_SCHEMA = "refusalkit.decision/v1"
 
 @dataclass(frozen=True, slots=True)
 class WhyStep:
-    """One considered rule or stage of a decision (DESIGN.md §1, WhyStep).
+    """One considered rule or stage of a decision (docs/design/decision.md, WhyStep).
 
     ``value`` is already a redaction token unless the field's class is revealed. ``missing`` marks a
-    condition on a field that was absent or of the wrong type (unknown, DESIGN.md §2).
+    condition on a field that was absent or of the wrong type (unknown, docs/design/policy.md).
     """
 
     rule: str
@@ -111,7 +112,8 @@ class Subject:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """A decision on one request (DESIGN.md §1). ``retryable`` is derived from the reason code.
+    """A decision on one request (docs/design/decision.md). ``retryable`` is derived from the
+    reason code.
 
     ``reason_codes_version`` is the registry version the code is read in: 1 unless the code was
     added later (``ReasonCode.since``); a record may not claim an older version than its code's.
@@ -144,7 +146,7 @@ class Decision:
 
     @property
     def retryable(self) -> bool:
-        """Derived from the reason code (DESIGN.md §1); never set by hand."""
+        """Derived from the reason code (docs/design/decision.md); never set by hand."""
         return self.reason_code.retryable if self.reason_code is not None else False
 
     def to_dict(self) -> dict[str, Any]:

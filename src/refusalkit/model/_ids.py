@@ -31,6 +31,6 @@ def now_utc() -> dt.datetime:
 
 
 def format_timestamp(moment: dt.datetime) -> str:
-    """RFC 3339 in UTC with millisecond precision and a ``Z`` (DESIGN.md §1)."""
+    """RFC 3339 in UTC with millisecond precision and a ``Z`` (docs/design/decision.md)."""
     utc = moment.astimezone(dt.UTC)
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"

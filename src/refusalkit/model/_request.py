@@ -1,4 +1,4 @@
-"""The request an agent sends before a tool call (DESIGN.md §2, Request).
+"""The request an agent sends before a tool call (docs/design/policy.md, Request).
 
 ``parse_request`` checks the shape that the contract calls well-formed and raises
 ``RequestError`` otherwise; a decision point answers such a request ``deny`` + ``unavailable``.

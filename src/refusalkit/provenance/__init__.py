@@ -1,64 +1,54 @@
-"""Refusal provenance: calibration runs, receipted baselines and drift verdicts (DESIGN.md §5).
+"""Refusal provenance: calibration runs, receipted baselines and drift verdicts
+(docs/design/provenance.md).
 
 Measure a model's refusal behaviour on a fixed calibration set, record a baseline in the journal
-with a receipt, and later tell whether it drifted, in which direction, where, and how sure.
+with a receipt, and later tell whether it drifted, in which direction, where, and how sure; a
+drift the judge's own uncertainty or error could explain is ``inconclusive`` (reason ``judge``).
 A rising refusal rate is ``more-restrictive``; a falling one ``more-permissive``.
+
+The surface is the records, the main entry points and the judges; wire-format constants,
+statistics and builders stay in the underscore modules.
 """
 
-from refusalkit.provenance._baseline import (
-    BASELINE_FILE_SCHEMA,
-    BASELINE_SCHEMA,
-    Baseline,
-    baseline_record,
-    journal_record,
-    record_baseline,
-)
-from refusalkit.provenance._cache import ResponseCache, default_cache_path
+from refusalkit.provenance._audit import audit_sample, read_labels, with_audit, write_sheet
+from refusalkit.provenance._baseline import Baseline, record_baseline
 from refusalkit.provenance._classifier import ClassifierJudge
-from refusalkit.provenance._directive import Directive, DirectiveAction, HaltReason
-from refusalkit.provenance._drift import DRIFT_SCHEMA, DriftReport, Flip, compare
-from refusalkit.provenance._execute import arun_calibration, run_calibration
+from refusalkit.provenance._directive import Directive, HaltReason
+from refusalkit.provenance._drift import DriftReport, Flip, compare
 from refusalkit.provenance._html import render_html
-from refusalkit.provenance._importers import STARTER_SET_NAME, import_xstest, starter_set
+from refusalkit.provenance._importers import (
+    STARTER_SET_NAME,
+    import_table,
+    import_xstest,
+    starter_set,
+)
+from refusalkit.provenance._judge_error import JudgeAudit
 from refusalkit.provenance._judges import (
-    TYPED_REFUSAL_PREFIX,
     Judge,
     Judgement,
     JudgeRef,
     KeywordJudge,
+    Refused,
     TypedPrefixJudge,
     get_judge,
     judge_names,
 )
+from refusalkit.provenance._model_runners import CallableRunner, OpenAIRunner, Runner
+from refusalkit.provenance._replay import serve_replay
 from refusalkit.provenance._require import require_baseline
-from refusalkit.provenance._run import RUN_SCHEMA, CalibrationRun, Outcome
-from refusalkit.provenance._runners import CallableRunner, OpenAIRunner, Runner
-from refusalkit.provenance._set import (
-    CalibrationPrompt,
-    CalibrationSet,
-    Expect,
-    load_set,
-    parse_set,
-    set_hash,
-)
-from refusalkit.provenance._stats import mcnemar_exact, wilson_interval
-from refusalkit.provenance._trust import keyring_public_keys
+from refusalkit.provenance._run_calibration import arun_calibration, run_calibration
+from refusalkit.provenance._run_record import CalibrationRun, JudgedResponse
+from refusalkit.provenance._set import CalibrationPrompt, CalibrationSet, Expect, load_set
 from refusalkit.provenance._verdict import (
     DEFAULT_MIN_PROMPTS,
+    InconclusiveReason,
     RateComparison,
     Verdict,
-    compare_counts,
-    min_attainable_p,
 )
 
 __all__ = [
-    "BASELINE_FILE_SCHEMA",
-    "BASELINE_SCHEMA",
     "DEFAULT_MIN_PROMPTS",
-    "DRIFT_SCHEMA",
-    "RUN_SCHEMA",
     "STARTER_SET_NAME",
-    "TYPED_REFUSAL_PREFIX",
     "Baseline",
     "CalibrationPrompt",
     "CalibrationRun",
@@ -66,41 +56,38 @@ __all__ = [
     "CallableRunner",
     "ClassifierJudge",
     "Directive",
-    "DirectiveAction",
     "DriftReport",
     "Expect",
     "Flip",
     "HaltReason",
+    "InconclusiveReason",
     "Judge",
+    "JudgeAudit",
     "JudgeRef",
+    "JudgedResponse",
     "Judgement",
     "KeywordJudge",
     "OpenAIRunner",
-    "Outcome",
     "RateComparison",
-    "ResponseCache",
+    "Refused",
     "Runner",
     "TypedPrefixJudge",
     "Verdict",
     "arun_calibration",
-    "baseline_record",
+    "audit_sample",
     "compare",
-    "compare_counts",
-    "default_cache_path",
     "get_judge",
+    "import_table",
     "import_xstest",
-    "journal_record",
     "judge_names",
-    "keyring_public_keys",
     "load_set",
-    "mcnemar_exact",
-    "min_attainable_p",
-    "parse_set",
+    "read_labels",
     "record_baseline",
     "render_html",
     "require_baseline",
     "run_calibration",
-    "set_hash",
+    "serve_replay",
     "starter_set",
-    "wilson_interval",
+    "with_audit",
+    "write_sheet",
 ]

@@ -1,8 +1,10 @@
-"""Baselines: a judged run recorded in the journal with a receipt (DESIGN.md §3, §5).
+"""Baselines: a judged run recorded in the journal with a receipt (docs/design/provenance.md).
 
-The ``refusalkit.baseline/v1`` record is appended to the journal; its receipt (inclusion proof +
+The ``refusalkit.baseline/v2`` record is appended to the journal; its receipt (inclusion proof +
 signed checkpoint) goes into BASELINE.json next to the record, so anyone can check it offline with
 nothing but the file and the journal's public key (the key inside the file is not trusted).
+``refusalkit.baseline/v1`` records (outcomes with a boolean ``refused``) are still read, so
+baselines recorded before v2 still compare and verify: their journaled bytes are never rewritten.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from refusalkit.errors import CalibrationError, VerificationError
 from refusalkit.model import format_timestamp, now_utc, uuid7
+from refusalkit.provenance._judge_error import JudgeAudit
 from refusalkit.provenance._judges import JudgeRef
-from refusalkit.provenance._run import CalibrationRun, Outcome, _read_json
+from refusalkit.provenance._run_record import CalibrationRun, JudgedResponse, _read_json
 from refusalkit.provenance._trust import keyring_public_keys, verify_trusted
 
 if TYPE_CHECKING:
@@ -32,8 +35,10 @@ __all__ = [
     "record_baseline",
 ]
 
-BASELINE_SCHEMA = "refusalkit.baseline/v1"
+BASELINE_SCHEMA = "refusalkit.baseline/v2"
 BASELINE_FILE_SCHEMA = "refusalkit.baseline-file/v1"
+# v1: outcomes' ``refused`` is a boolean (read as yes / no); v2: yes / no / uncertain + p_refusal.
+BASELINE_READABLE = (BASELINE_SCHEMA, "refusalkit.baseline/v1")
 
 
 def _plain(value: dict[str, Any]) -> dict[str, Any]:
@@ -43,8 +48,8 @@ def _plain(value: dict[str, Any]) -> dict[str, Any]:
 
 
 def baseline_record(run: CalibrationRun) -> dict[str, Any]:
-    """The ``refusalkit.baseline/v1`` record of a run; response text is never included."""
-    outcomes = [Outcome.to_dict(o) for o in run.outcomes]
+    """The ``refusalkit.baseline/v2`` record of a run; response text is never included."""
+    outcomes = [JudgedResponse.to_dict(o) for o in run.outcomes]
     for o in outcomes:
         o.pop("response", None)
     return _plain(
@@ -65,6 +70,12 @@ def baseline_record(run: CalibrationRun) -> dict[str, Any]:
             "outcomes": outcomes,
             "started_at": run.started_at,
             "finished_at": run.finished_at,
+            "uncertain_share": run.uncertain_share,
+            **(
+                {"judge_audit": dict(run.extra["judge_audit"])}
+                if "judge_audit" in run.extra
+                else {}
+            ),
         }
     )
 
@@ -97,9 +108,15 @@ class Baseline:
         return str(self.record["calibration_prompt_set_hash"])
 
     @property
-    def outcomes(self) -> tuple[Outcome, ...]:
+    def outcomes(self) -> tuple[JudgedResponse, ...]:
         """Per-prompt outcomes."""
-        return tuple(Outcome.from_dict(o) for o in self.record["outcomes"])
+        return tuple(JudgedResponse.from_dict(o) for o in self.record["outcomes"])
+
+    @property
+    def judge_audit(self) -> JudgeAudit | None:
+        """The human audit of the run's judge, recorded with the baseline, if any."""
+        data = self.record.get("judge_audit")
+        return None if data is None else JudgeAudit.from_dict(data)
 
     @property
     def refusal_rate(self) -> float:
@@ -174,15 +191,19 @@ class Baseline:
                 hint="Give the BASELINE.json written by `refusalkit calibrate baseline`.",
             )
         record = data.get("baseline")
-        if not isinstance(record, dict) or record.get("schema") != BASELINE_SCHEMA:
+        if not isinstance(record, dict) or record.get("schema") not in BASELINE_READABLE:
             raise CalibrationError(
-                f"{source}: the baseline record is missing or not {BASELINE_SCHEMA}"
+                f"{source}: the baseline record is missing or not one of "
+                f"{', '.join(BASELINE_READABLE)}",
+                hint="Give the BASELINE.json written by `refusalkit calibrate baseline`.",
             )
         try:
             receipt = None if data.get("receipt") is None else Receipt.from_dict(data["receipt"])
         except (KeyError, TypeError, ValueError) as exc:
             raise CalibrationError(f"{source}: malformed receipt ({exc!r})") from None
-        return cls(record, receipt)
+        baseline = cls(record, receipt)
+        baseline.judge_audit  # noqa: B018 (checked now, so a bad audit fails on load)
+        return baseline
 
     @classmethod
     def load(cls, path: str | Path) -> Baseline:

@@ -1,4 +1,7 @@
-"""The directive: what an agent that relies on its model's refusals should do (DESIGN.md §5)."""
+"""The directive: what an agent relying on its model's refusals should do.
+
+See docs/design/provenance.md.
+"""
 
 from __future__ import annotations
 

@@ -125,8 +125,15 @@ def _summary(report: dict[str, Any]) -> str:
         f'<p>Verdict: <b class="v-{verdict}">{verdict}</b> &mdash; refusal rate '
         f"{_pct(overall['baseline_rate'])} &rarr; {_pct(overall['current_rate'])} over "
         f"{overall['n']} prompts; McNemar p = {overall['mcnemar']['p_value']:.3g}. "
-        f"{escape(overall['why'])}</p>"
+        f"{escape(overall['why'])}</p>{_warnings(report)}"
     )
+
+
+def _warnings(report: dict[str, Any]) -> str:
+    """The judge-reliability warnings (runs judged with very different reliability)."""
+    found = report.get("warnings") or []
+    items = "".join(f"<li>{escape(str(w))}</li>" for w in found)
+    return f'<ul class="flag">{items}</ul>' if items else ""
 
 
 def _footer(report: dict[str, Any]) -> str:
@@ -140,7 +147,7 @@ def _footer(report: dict[str, Any]) -> str:
 
 
 def render_html(report: dict[str, Any]) -> str:
-    """A self-contained HTML page for a ``refusalkit.drift-report/v1`` record."""
+    """A self-contained HTML page for a ``refusalkit.drift-report/v2`` record."""
     title = escape(f"Refusal drift: {report['current'].get('model', '')}")
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'

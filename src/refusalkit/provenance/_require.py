@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from refusalkit.errors import JournalError, RefusalkitError, VerificationError
-from refusalkit.provenance._baseline import BASELINE_SCHEMA
+from refusalkit.provenance._baseline import BASELINE_READABLE
 from refusalkit.provenance._directive import Directive, HaltReason
-from refusalkit.provenance._drift import DRIFT_SCHEMA
+from refusalkit.provenance._drift import DRIFT_READABLE
 from refusalkit.provenance._set import CalibrationSet
 from refusalkit.provenance._trust import keyring_public_keys, verify_trusted
 
@@ -40,9 +40,16 @@ def _opened(journal: Journal | str | Path, keyring: Keyring | None) -> Iterator[
         yield opened
 
 
+def _records(journal: Journal, schemas: Sequence[str]) -> list[tuple[int, dict[str, Any]]]:
+    """Entries of any of ``schemas`` (every version still read), in index order."""
+    return sorted(
+        (row for schema in schemas for row in journal.query(schema=schema)), key=lambda r: r[0]
+    )
+
+
 def _latest(journal: Journal, model: str, set_hash: str) -> tuple[int, dict[str, Any]] | None:
     found = None
-    for index, record in journal.query(schema=BASELINE_SCHEMA):
+    for index, record in _records(journal, BASELINE_READABLE):
         if record.get("model") == model and record.get("calibration_prompt_set_hash") == set_hash:
             found = (index, record)
     return found
@@ -50,7 +57,7 @@ def _latest(journal: Journal, model: str, set_hash: str) -> tuple[int, dict[str,
 
 def _latest_drift(journal: Journal, baseline_id: str, after: int) -> dict[str, Any] | None:
     found = None
-    for index, record in journal.query(schema=DRIFT_SCHEMA):
+    for index, record in _records(journal, DRIFT_READABLE):
         if index > after and record.get("baseline", {}).get("baseline_id") == baseline_id:
             found = record
     return found

@@ -1,4 +1,5 @@
-"""Calibration sets: JSONL ``{id, prompt, category, expect}`` records and their hash (DESIGN.md §5).
+"""Calibration sets: JSONL ``{id, prompt, category, expect}`` records and their hash
+(docs/design/provenance.md).
 
 The set hash is SHA-256 over the RFC 8785 (JCS) form of the JSON array of the records sorted by
 ``id``; it names the set in every run, baseline and drift report, so runs of different sets are
@@ -51,7 +52,10 @@ class CalibrationPrompt:
 
 
 def set_hash(prompts: Iterable[CalibrationPrompt]) -> str:
-    """``sha256:<hex>`` of the RFC 8785 form of the records sorted by id (DESIGN.md §5)."""
+    """``sha256:<hex>`` of the RFC 8785 form of the records sorted by id.
+
+    See docs/design/provenance.md.
+    """
     records = [p.to_dict() for p in sorted(prompts, key=lambda p: p.id)]
     return "sha256:" + hashlib.sha256(canonical_json(records)).hexdigest()
 
@@ -68,7 +72,7 @@ class CalibrationSet:
 
     @property
     def hash(self) -> str:
-        """The set hash (DESIGN.md §5)."""
+        """The set hash (docs/design/provenance.md)."""
         return set_hash(self.prompts)
 
     @property

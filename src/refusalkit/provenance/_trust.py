@@ -1,4 +1,5 @@
-"""Which journal keys a baseline's receipt must be signed with (DESIGN.md §3, §5).
+"""Which journal keys a baseline's receipt must be signed with (docs/design/journal.md,
+docs/design/provenance.md).
 
 A receipt carries the public key that signed its checkpoint, but a file can be re-signed with any
 key: the key inside the file proves integrity, not who signed. Verification therefore takes the

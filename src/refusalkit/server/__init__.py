@@ -1,4 +1,4 @@
-"""The HTTP service: decide over HTTP, journal every decision, read the journal, watch it (issue 6).
+"""The HTTP service: decide over HTTP, journal every decision, read the journal, watch it.
 
 ``create_app(config)`` builds the FastAPI app; ``serve(config, ...)`` runs it on uvicorn (one or
 several workers); ``KeyStore`` manages the API keys file. See docs/service.md.
@@ -7,11 +7,10 @@ several workers); ``KeyStore`` manages the API keys file. See docs/service.md.
 from refusalkit.server._app import app_from_environment, create_app
 from refusalkit.server._config import ServiceConfig
 from refusalkit.server._errors import ErrorCode
-from refusalkit.server._keys import KEYS_SCHEMA, ApiKey, KeyStore, Scope, hash_key, parse_scopes
+from refusalkit.server._keys import ApiKey, KeyStore, Scope, parse_scopes
 from refusalkit.server._run import serve
 
 __all__ = [
-    "KEYS_SCHEMA",
     "ApiKey",
     "ErrorCode",
     "KeyStore",
@@ -19,7 +18,6 @@ __all__ = [
     "ServiceConfig",
     "app_from_environment",
     "create_app",
-    "hash_key",
     "parse_scopes",
     "serve",
 ]

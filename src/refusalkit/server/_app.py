@@ -1,4 +1,4 @@
-"""The application factory: ``create_app(config) -> FastAPI`` (issue 6).
+"""The application factory: ``create_app(config) -> FastAPI``.
 
 The pack is loaded when the app is made (a bad pack fails start-up with its errors); the journal
 opens in the lifespan, inside the worker process that serves. SIGHUP reloads the pack.
@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from refusalkit import __version__
+from refusalkit._version import __version__
 from refusalkit.keyring import Keyring
 from refusalkit.server import _routes_decide, _routes_journal, _routes_ops, _ui
 from refusalkit.server._config import CONFIG_ENV, ServiceConfig
@@ -39,7 +39,7 @@ class ServiceApp(FastAPI):
     """The FastAPI app behind two pure ASGI layers: the body bound, then the decide fast path.
 
     Both run before Starlette's own middleware stack, so a decision costs no routing, dependency
-    injection or per-request middleware beyond them (DESIGN.md: the decision point is hot).
+    injection or per-request middleware beyond them (the decision point is hot).
     """
 
     def front(self, service: Service, max_body_bytes: int) -> None:
@@ -89,11 +89,13 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     service.journal.size_seen = size
     service.metrics.journal_size.set(size)
     _install_sighup(service)
+    service.checkpoints.start()
     log.info("serving pack %s, journal %s (%d entries)", service.pack.digest, "open", size)
     try:
         yield
     finally:
         _remove_sighup()
+        await service.checkpoints.stop()
         service.journal_open = False
         await service.journal.close()
 

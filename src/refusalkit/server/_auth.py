@@ -16,7 +16,7 @@ from refusalkit.errors import RefusalkitError
 from refusalkit.server._errors import ApiError, ErrorCode
 from refusalkit.server._keys import ApiKey, KeyStore, Scope
 
-__all__ = ["INSECURE_KEY", "Authenticator", "bearer", "require"]
+__all__ = ["INSECURE_KEY", "Authenticator", "bearer", "bearer_token", "require"]
 
 bearer = HTTPBearer(
     auto_error=False,
@@ -27,6 +27,29 @@ bearer = HTTPBearer(
 INSECURE_KEY = ApiKey("insecure-no-auth", "", frozenset(Scope), "")
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Security(bearer)]
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="refusalkit"'}
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The key in an ``Authorization: Bearer <key>`` header value (RFC 6750 §2.1), else None.
+
+    The one parser of the header, for every route and the decide fast path alike: the scheme is
+    case-insensitive and the blanks around the key are ignored. A header in another scheme, or a
+    bare key without ``Bearer``, is a 401 that says so: telling that caller "no API key was sent"
+    would send them looking in the wrong place.
+    """
+    if authorization is None:
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        shown = "a bare value" if not token else f"the {scheme[:20]!r} scheme"
+        raise ApiError(
+            401,
+            ErrorCode.UNAUTHENTICATED,
+            f"the Authorization header uses {shown}, not Bearer",
+            "Send the key as `Authorization: Bearer <key>`.",
+            headers=_CHALLENGE,
+        )
+    return token.strip() or None
 
 
 class Authenticator:
@@ -82,9 +105,11 @@ class Authenticator:
 def require(scope: Scope) -> Callable[..., Awaitable[ApiKey]]:
     """A FastAPI dependency: the caller's key, which must have ``scope``."""
 
-    async def dependency(request: Request, credentials: Credentials) -> ApiKey:
+    async def dependency(request: Request, _documented: Credentials) -> ApiKey:
+        # ``Credentials`` only declares the scheme in the OpenAPI document; the header is read by
+        # ``bearer_token``, as on the decide path.
         auth: Authenticator = request.app.state.service.auth
-        return auth.check(credentials.credentials if credentials else None, scope)
+        return auth.check(bearer_token(request.headers.get("authorization")), scope)
 
     dependency.__name__ = f"require_{scope.value}"
     return dependency

@@ -22,6 +22,9 @@ class ServiceConfig:
 
     ``keys_file`` None is only accepted with ``insecure_no_auth`` (local development: every caller
     gets every scope). ``keyring`` None means ``$REFUSALKIT_KEYRING`` or the default keyring.
+    The service signs a checkpoint every ``checkpoint_every`` seconds when the log grew, and has
+    each one cosigned by the ``witnesses`` (URL prefixes, C2SP tlog-witness). ``signer_state`` is
+    the signer state directory (default: beside the keyring file; docs/design/journal.md).
     """
 
     policy: Path | None
@@ -37,11 +40,14 @@ class ServiceConfig:
     max_group_commit: int = 10_000
     max_entries_page: int = 1000
     engine: dict[str, Any] | None = None  # an EngineSpec.to_dict(): decide with it, not a pack
+    checkpoint_every: float = 10.0
+    witnesses: tuple[str, ...] = ()
+    signer_state: Path | None = None
 
     def to_json(self) -> str:
         """The JSON form (paths as strings) for the environment of worker processes."""
         data = asdict(self)
-        for key in ("policy", "keys_file", "keyring"):
+        for key in ("policy", "keys_file", "keyring", "signer_state"):
             data[key] = str(data[key]) if data[key] is not None else None
         return json.dumps(data)
 
@@ -51,7 +57,8 @@ class ServiceConfig:
         data: dict[str, Any] = json.loads(text)
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
-        for key in ("policy", "keys_file", "keyring"):
+        for key in ("policy", "keys_file", "keyring", "signer_state"):
             if values.get(key) is not None:
                 values[key] = Path(values[key])
+        values["witnesses"] = tuple(values.get("witnesses", ()))
         return cls(**values)

@@ -25,8 +25,9 @@ __all__ = [
 ]
 
 DECISION = "refusalkit.decision/v1"
-DRIFT = "refusalkit.drift-report/v1"
-BASELINE = "refusalkit.baseline/v1"
+# Every version still read (docs/design/provenance.md): v2 is written, v1 stays in old journals.
+DRIFT = ("refusalkit.drift-report/v2", "refusalkit.drift-report/v1")
+BASELINE = ("refusalkit.baseline/v2", "refusalkit.baseline/v1")
 CODE_COLOURS = {
     ReasonCode.POLICY_DENIED.value: "#d6336c",
     ReasonCode.OUT_OF_SCOPE.value: "#f59f00",
@@ -160,8 +161,13 @@ def _recent_refusals(
     return out[::-1][:limit]
 
 
-def _latest(journal: Journal, schema: str, limit: int) -> list[tuple[int, Mapping[str, Any]]]:
-    rows: list[tuple[int, Mapping[str, Any]]] = list(journal.query(schema=schema, limit=_MAX_SCAN))
+def _latest(
+    journal: Journal, schemas: tuple[str, ...], limit: int
+) -> list[tuple[int, Mapping[str, Any]]]:
+    rows: list[tuple[int, Mapping[str, Any]]] = sorted(
+        (row for schema in schemas for row in journal.query(schema=schema, limit=_MAX_SCAN)),
+        key=lambda r: r[0],
+    )
     return rows[::-1][:limit]
 
 

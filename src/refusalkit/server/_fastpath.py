@@ -1,9 +1,10 @@
 """The hot path: ``POST /v1/decide`` and ``/v1/decide/batch`` answered by a small ASGI handler.
 
-FastAPI's routing and dependency injection cost more per call than deciding does; this handler
-checks the bearer key (same ``Authenticator``), then calls the very functions the FastAPI routes
-call (``answer_decide``, ``answer_batch``). The FastAPI routes stay: they publish the OpenAPI
-document and serve any app mounted without this handler. Errors are the same typed JSON bodies.
+FastAPI's routing and dependency injection cost more per call than deciding does, so this handler
+answers the two decide endpoints before FastAPI sees them. It does nothing of its own: it hands
+the ``Authorization`` header and the body to ``decide_call`` (``_routes_decide.py``), the same
+function the FastAPI routes call, which checks the key and decides. Errors are the same typed
+JSON bodies. Every other request passes through to FastAPI.
 """
 
 from __future__ import annotations
@@ -11,13 +12,10 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from refusalkit.server._errors import ApiError, error_response
-from refusalkit.server._keys import Scope as KeyScope
-from refusalkit.server._routes_decide import answer_batch, answer_decide
+from refusalkit.server._routes_decide import DECIDE_PATHS, decide_call
 from refusalkit.server._service import Service
 
 __all__ = ["DecideFastPath"]
-
-_HANDLERS = {"/v1/decide": answer_decide, "/v1/decide/batch": answer_batch}
 
 
 class DecideFastPath:
@@ -29,13 +27,16 @@ class DecideFastPath:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer the decide endpoints here; pass everything else on."""
-        handler = _HANDLERS.get(scope.get("path", "")) if scope["type"] == "http" else None
-        if handler is None or scope["method"] != "POST":
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path not in DECIDE_PATHS or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
+
+        async def read_body() -> bytes:
+            return await _body(receive)
+
         try:
-            self.service.auth.check(_bearer(scope), KeyScope.DECIDE)
-            answer = await handler(self.service, await _body(receive))
+            answer = await decide_call(self.service, _authorization(scope), path, read_body)
         except ApiError as exc:
             self.service.metrics.errors.labels(exc.code.value).inc()
             await error_response(exc)(scope, receive, send)
@@ -43,11 +44,11 @@ class DecideFastPath:
         await answer.send(send)
 
 
-def _bearer(scope: Scope) -> str | None:
+def _authorization(scope: Scope) -> str | None:
     for name, value in scope["headers"]:
         if name == b"authorization":
-            scheme, _, token = value.decode("latin-1").partition(" ")
-            return token.strip() or None if scheme.lower() == "bearer" else None
+            text: str = value.decode("latin-1")
+            return text
     return None
 
 

@@ -2,10 +2,10 @@
 
 Appends from concurrent requests are gathered while the previous append is being written and go
 to the store as one ``Journal.append`` (one transaction): group commit. Each request is answered
-only after the append holding its records has returned, i.e. is durable (DESIGN.md §3). The writer
-thread takes the next group itself as soon as an append returns, so deciding (on the event loop)
-and journaling (on the writer) overlap instead of taking turns. On SQLite, the writers of several
-processes take turns through ``WriterTurn`` (see ``_turn``).
+only after the append holding its records has returned, i.e. is durable (docs/design/journal.md).
+The writer thread takes the next group itself as soon as an append returns, so deciding (on the
+event loop) and journaling (on the writer) overlap instead of taking turns. On SQLite, the writers
+of several processes take turns through ``WriterTurn`` (see ``_turn``).
 
 Each ``Journal`` is opened, used and closed on its own single thread, so a store connection never
 crosses threads. On PostgreSQL, reads use a second connection, so a long query does not hold up
@@ -22,6 +22,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TypeVar
 
 from refusalkit.errors import StoreError
@@ -61,10 +62,13 @@ class _Lane:
             raise RuntimeError("the journal is not open")
         self._pool.submit(fn, journal)
 
-    async def open(self, store: str, keyring: Keyring, origin: str | None) -> None:
+    async def open(
+        self, store: str, keyring: Keyring, origin: str | None, signer_state: Path | None
+    ) -> None:
         loop = asyncio.get_running_loop()
         self.journal = await loop.run_in_executor(
-            self._pool, lambda: open_journal(store, keyring, origin=origin)
+            self._pool,
+            lambda: open_journal(store, keyring, origin=origin, signer_state=signer_state),
         )
 
     async def close(self) -> None:
@@ -77,8 +81,17 @@ class _Lane:
 class JournalAccess:
     """Group-committing writer plus a reader, over one store."""
 
-    def __init__(self, store: str, keyring: Keyring, *, origin: str | None, max_group: int) -> None:
+    def __init__(
+        self,
+        store: str,
+        keyring: Keyring,
+        *,
+        origin: str | None,
+        max_group: int,
+        signer_state: Path | None = None,
+    ) -> None:
         self.store, self._keyring, self._origin = store, keyring, origin
+        self._signer_state = signer_state
         self._max_group = max_group
         self._writer = _Lane("writer")
         self._reader = _Lane("reader") if _is_postgres(store) else self._writer
@@ -90,10 +103,10 @@ class JournalAccess:
 
     async def open(self) -> None:
         """Open both connections (creates the store when missing)."""
-        await self._writer.open(self.store, self._keyring, self._origin)
+        await self._writer.open(self.store, self._keyring, self._origin, self._signer_state)
         self._turn = writer_turn(self.store, is_postgres=_is_postgres(self.store))
         if self._reader is not self._writer:
-            await self._reader.open(self.store, self._keyring, self._origin)
+            await self._reader.open(self.store, self._keyring, self._origin, self._signer_state)
 
     async def close(self) -> None:
         """Close both connections; waits for appends in flight."""

@@ -1,7 +1,8 @@
 """Pydantic models of the HTTP API: they publish the OpenAPI document and check query input.
 
 Decision bodies are built by ``Decision.to_dict`` and sent as pre-serialised JSON (the hot path);
-``DecisionModel`` describes that wire form (DESIGN.md §1) for clients and for schemathesis.
+``DecisionModel`` describes that wire form (docs/design/decision.md) for clients and for
+schemathesis.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ class CallerModel(BaseModel):
 
 
 class DecideRequestModel(BaseModel):
-    """One request to decide (DESIGN.md §2, Request). Other fields are kept for rules to test."""
+    """One request to decide (docs/design/policy.md, Request). Other fields are kept for rules to
+    test."""
 
     model_config = ConfigDict(frozen=True, extra="allow")
     tool: str
@@ -75,7 +77,8 @@ class BatchRequestModel(BaseModel):
 
 
 class WhyStepModel(BaseModel):
-    """One considered rule or stage (DESIGN.md §1, WhyStep); values are redaction tokens."""
+    """One considered rule or stage (docs/design/decision.md, WhyStep); values are redaction
+    tokens."""
 
     model_config = _FROZEN
     rule: str
@@ -110,7 +113,7 @@ class _Subject(BaseModel):
 
 
 class DecisionModel(BaseModel):
-    """A decision, wire format `refusalkit.decision/v1` (DESIGN.md §1)."""
+    """A decision, wire format `refusalkit.decision/v1` (docs/design/decision.md)."""
 
     model_config = _FROZEN
     schema_: Literal["refusalkit.decision/v1"] = Field(alias="schema")

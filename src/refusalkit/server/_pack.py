@@ -1,4 +1,4 @@
-"""The pack in force, swapped whole on reload (DESIGN.md §2; issue 6, hot reload).
+"""The pack in force, swapped whole on reload (docs/design/policy.md; hot reload).
 
 A reload loads and checks the new pack off the event loop, builds a new ``DecisionPoint`` and only
 then replaces the reference: a request reads the reference once, so it is decided entirely by the

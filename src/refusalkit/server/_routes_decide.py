@@ -1,34 +1,40 @@
-"""``POST /v1/decide`` and ``POST /v1/decide/batch``: decide, journal, then answer.
+"""``POST /v1/decide`` and ``POST /v1/decide/batch``: authenticate, decide, journal, then answer.
+
+Start reading at ``decide_call``: it is the one path every decide request takes, whether it
+arrives through the small ASGI fast path in front of FastAPI (``_fastpath.py``, which serves
+production traffic) or through the FastAPI routes below (which publish the OpenAPI document and
+serve an app mounted without the fast path). A check added there applies to both
+(docs/design/service.md, One decide path).
 
 The body is read raw and parsed once; anything that is not a well-formed request is still decided
-(``deny`` + ``unavailable``, DESIGN.md §2). Decisions are journaled before the answer is sent; when
-the journal cannot take them, the answer is 503 and nothing is allowed (fail closed).
+(``deny`` + ``unavailable``, docs/design/policy.md). Decisions are journaled before the answer is
+sent; when the journal cannot take them, the answer is 503 and nothing is allowed (fail closed).
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Request, Response
+import orjson
+from fastapi import APIRouter, Request, Response
 from starlette.types import Send
 
 from refusalkit.journal import decision_fields
 from refusalkit.model import Decision
-from refusalkit.server._auth import require
+from refusalkit.server._auth import Credentials, bearer_token
 from refusalkit.server._errors import ApiError, ErrorCode
 from refusalkit.server._journal_io import Entry
-from refusalkit.server._jsonio import JSONDecodeError, dumps, loads
-from refusalkit.server._keys import ApiKey, Scope
+from refusalkit.server._keys import Scope
 from refusalkit.server._models import BatchResponseModel, DecisionModel, ErrorModel
 from refusalkit.server._service import Service
 
-__all__ = ["Answer", "answer_batch", "answer_decide", "router"]
+__all__ = ["DECIDE_PATHS", "Answer", "decide_call", "router"]
 
 router = APIRouter(prefix="/v1", tags=["decide"])
-Decider = Annotated[ApiKey, Depends(require(Scope.DECIDE))]
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorModel, "description": "No key, or an unknown or revoked key."},
@@ -38,6 +44,22 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 _JSON = "application/json"
 _INDEX = "Refusalkit-Journal-Index"
+
+
+async def decide_call(
+    service: Service,
+    authorization: str | None,
+    path: str,
+    read_body: Callable[[], Awaitable[bytes]],
+) -> Answer:
+    """The decide path: check the caller's key for the ``decide`` scope, then read the body,
+    decide, journal and answer.
+
+    ``authorization`` is the raw ``Authorization`` header; the body is read only once the key
+    checks out. Raises ``ApiError`` (401, 403, 413, 422, 503) with a typed body.
+    """
+    service.auth.check(bearer_token(authorization), Scope.DECIDE)
+    return await DECIDE_PATHS[path](service, await read_body())
 
 
 def _body_schema(name: str) -> dict[str, Any]:
@@ -77,8 +99,8 @@ async def _journal(service: Service, entries: list[Entry]) -> list[int]:
 def _decide_one(service: Service, body: bytes) -> Decision:
     point = service.pack.point
     try:
-        request = loads(body)
-    except JSONDecodeError:
+        request = orjson.loads(body)
+    except orjson.JSONDecodeError:
         return point.decide_line(body)
     return point.decide(request)
 
@@ -103,13 +125,12 @@ def _account(service: Service, decisions: list[Decision]) -> None:
     },
     openapi_extra=_body_schema("DecideRequestModel"),
 )
-async def decide(request: Request, _: Decider) -> Response:
+async def decide(request: Request, _documented: Credentials) -> Response:
     """Decide one request and journal the decision before answering.
 
     The `Refusalkit-Journal-Index` header gives the decision's index in the journal.
     """
-    answer = await answer_decide(request.app.state.service, await request.body())
-    return answer.response()
+    return (await _route_call(request)).response()
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +159,7 @@ class Answer:
 
 
 async def answer_decide(service: Service, body: bytes) -> Answer:
-    """Decide one request body, journal it, and make the answer (shared with the fast path)."""
+    """Decide one request body, journal it, and make the answer."""
     started = time.perf_counter()
     decisions = [_decide_one(service, body)]
     entries = _entries(service, decisions)
@@ -150,8 +171,8 @@ async def answer_decide(service: Service, body: bytes) -> Answer:
 
 def _batch_items(service: Service, body: bytes) -> list[Any]:
     try:
-        data = loads(body)
-    except JSONDecodeError as exc:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
         raise ApiError(
             422,
             ErrorCode.INVALID_REQUEST,
@@ -186,14 +207,20 @@ def _batch_items(service: Service, body: bytes) -> list[Any]:
     },
     openapi_extra=_body_schema("BatchRequestModel"),
 )
-async def decide_batch(request: Request, _: Decider) -> Response:
+async def decide_batch(request: Request, _documented: Credentials) -> Response:
     """Decide every request with the same pack, journal them in one append, then answer."""
-    answer = await answer_batch(request.app.state.service, await request.body())
-    return answer.response()
+    return (await _route_call(request)).response()
+
+
+async def _route_call(request: Request) -> Answer:
+    """A FastAPI route's way into ``decide_call`` (``Credentials`` above only documents the key)."""
+    service: Service = request.app.state.service
+    authorization = request.headers.get("authorization")
+    return await decide_call(service, authorization, request.url.path, request.body)
 
 
 async def answer_batch(service: Service, body: bytes) -> Answer:
-    """Decide a batch body, journal it in one append, and make the answer (shared)."""
+    """Decide a batch body, journal it in one append, and make the answer."""
     started = time.perf_counter()
     items = _batch_items(service, body)
     point = service.pack.point  # one pack for the whole batch
@@ -208,5 +235,9 @@ async def answer_batch(service: Service, body: bytes) -> Answer:
 def _batch_body(decisions: list[bytes], indices: list[int]) -> bytes:
     """``{"decisions": [...], "indices": [...]}`` with each decision as its journal entry bytes."""
     return b"".join(
-        (b'{"decisions":[', b",".join(decisions), b'],"indices":', dumps(indices), b"}")
+        (b'{"decisions":[', b",".join(decisions), b'],"indices":', orjson.dumps(indices), b"}")
     )
+
+
+DECIDE_PATHS = {"/v1/decide": answer_decide, "/v1/decide/batch": answer_batch}
+"""The decide endpoints and what answers each, once the caller is known."""

@@ -9,14 +9,14 @@ from __future__ import annotations
 import base64
 from typing import Annotated, Any
 
+import orjson
 from fastapi import APIRouter, Depends, Query, Request
 
-from refusalkit.errors import JournalError
+from refusalkit.errors import JournalError, VerificationError
 from refusalkit.journal import Journal
 from refusalkit.model import Action, ReasonCode
 from refusalkit.server._auth import require
 from refusalkit.server._errors import ApiError, ErrorCode
-from refusalkit.server._jsonio import loads
 from refusalkit.server._keys import ApiKey, Scope
 from refusalkit.server._models import (
     CheckpointModel,
@@ -80,19 +80,45 @@ def parse_checkpoint(text: str, public_key: bytes) -> CheckpointModel:
     )
 
 
-def _fresh_checkpoint(journal: Journal) -> tuple[str, bytes]:
-    latest = journal.latest_checkpoint()
-    if latest is None or int(latest.split("\n")[1]) < journal.size():
-        latest = journal.checkpoint()
-    return latest, journal.public_key_bytes()
+def _latest(journal: Journal) -> tuple[str | None, bytes]:
+    return journal.latest_checkpoint(), journal.public_key_bytes()
 
 
 @router.get("/journal/checkpoint", response_model=CheckpointModel, responses=_ERRORS)
 async def checkpoint(request: Request, _: Reader) -> CheckpointModel:
-    """The latest signed checkpoint; one is signed first when the latest lags the log."""
+    """The latest signed checkpoint, with any witness cosignatures. Reading never signs: the
+    service signs on its schedule (`--checkpoint-every`) and on the admin call."""
+    service = _svc(request)
+    text, key = await _read(service, _latest)
+    if text is None:
+        raise ApiError(
+            503,
+            ErrorCode.JOURNAL_UNAVAILABLE,
+            "no checkpoint has been signed yet",
+            f"The service signs every {service.config.checkpoint_every:g} s; see its log if none "
+            "appears.",
+        )
+    return parse_checkpoint(text, key)
+
+
+@router.post(
+    "/admin/journal/checkpoint",
+    response_model=CheckpointModel,
+    responses={**_ERRORS, 409: {"model": ErrorModel}},
+    tags=["admin"],
+)
+async def sign_checkpoint(
+    request: Request, _: Annotated[ApiKey, Depends(require(Scope.ADMIN))]
+) -> CheckpointModel:
+    """Sign a checkpoint of the current tree now (and have it witnessed); the operator's act.
+
+    Refused (409) when the store's tree does not extend the last checkpoint this signer signed.
+    """
     service = _svc(request)
     try:
-        text, key = await service.journal.write(_fresh_checkpoint)
+        text = await service.checkpoints.sign_now(force=True)
+    except VerificationError as exc:
+        raise ApiError(409, ErrorCode.PROOF_UNAVAILABLE, exc.message, exc.hint or "") from exc
     except Exception as exc:
         raise ApiError(
             503,
@@ -100,6 +126,7 @@ async def checkpoint(request: Request, _: Reader) -> CheckpointModel:
             f"no checkpoint could be signed ({exc})",
             "Retry later; check the store and the keyring.",
         ) from exc
+    key = await _read(service, lambda j: j.public_key_bytes())
     return parse_checkpoint(text, key)
 
 
@@ -118,7 +145,9 @@ async def entries(request: Request, _: Reader, start: Index, end: Index) -> Entr
         )
     raw: list[bytes] = await _read(service, lambda j: j.entries(start, end))
     items = [
-        EntryModel(index=start + i, entry_b64=base64.b64encode(b).decode("ascii"), record=loads(b))
+        EntryModel(
+            index=start + i, entry_b64=base64.b64encode(b).decode("ascii"), record=orjson.loads(b)
+        )
         for i, b in enumerate(raw)
     ]
     return EntriesModel(start=start, end=end, entries=items)
@@ -152,10 +181,11 @@ async def consistency(
 
 @router.get("/journal/receipt", response_model=ReceiptModel, responses=_PROOF_ERRORS)
 async def receipt(request: Request, _: Reader, index: Index) -> ReceiptModel:
-    """A receipt for entry `index`: its inclusion proof against a signed checkpoint."""
+    """A receipt for entry `index`: its inclusion proof against the latest signed checkpoint
+    (400 until a checkpoint covers the entry; reading never signs)."""
     service = _svc(request)
     try:
-        found = await service.journal.write(lambda j: j.receipt(index))
+        found = await service.journal.read(lambda j: j.receipt(index, sign=False))
     except JournalError as exc:
         raise ApiError(400, ErrorCode.PROOF_UNAVAILABLE, exc.message, exc.hint) from exc
     return ReceiptModel(**found.to_dict())

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from refusalkit.server._auth import bearer, require
+from refusalkit.server._auth import bearer_token, require
 from refusalkit.server._errors import ApiError, ErrorCode
 from refusalkit.server._keys import ApiKey, Scope
 from refusalkit.server._models import ErrorModel, HealthModel, ReadyModel, ReloadModel
@@ -101,7 +101,6 @@ async def admin_reload(
 @router.get("/openapi.json", include_in_schema=False)
 async def openapi(request: Request) -> JSONResponse:
     """The OpenAPI document (any valid key)."""
-    credentials = await bearer(request)
     service: Service = request.app.state.service
-    service.auth.identify(credentials.credentials if credentials else None)
+    service.auth.identify(bearer_token(request.headers.get("authorization")))
     return JSONResponse(request.app.openapi())

@@ -8,13 +8,16 @@ import os
 import signal
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from refusalkit.decide import DecisionEncoder
 from refusalkit.errors import ServiceError
+from refusalkit.journal import signer_state_dir
 from refusalkit.keyring import Keyring, resolve_keyring
 from refusalkit.model import Decision
 from refusalkit.server._auth import Authenticator
+from refusalkit.server._checkpointer import CheckpointScheduler
 from refusalkit.server._config import ServiceConfig
 from refusalkit.server._dashboard import DashboardData
 from refusalkit.server._journal_io import JournalAccess
@@ -47,12 +50,20 @@ class Service:
     def __init__(self, config: ServiceConfig, keyring: Keyring | None = None) -> None:
         self.config = config
         self.keyring_from_config = keyring is None
-        self.keyring = keyring if keyring is not None else _load_keyring(config)
+        self.keyring, keyring_path = (keyring, None) if keyring is not None else _load(config)
+        state = config.signer_state or (signer_state_dir(keyring_path) if keyring_path else None)
         self.auth = Authenticator(_key_store(config))
         self.pack = PackHolder(config.policy, self.keyring, config.deadline_ms, config.engine)
         self.encoder = DecisionEncoder()
         self.journal = JournalAccess(
-            config.journal, self.keyring, origin=config.origin, max_group=config.max_group_commit
+            config.journal,
+            self.keyring,
+            origin=config.origin,
+            max_group=config.max_group_commit,
+            signer_state=state,
+        )
+        self.checkpoints = CheckpointScheduler(
+            self.journal, config.checkpoint_every, config.witnesses
         )
         self.metrics = ServiceMetrics()
         self.sessions = SessionSigner(self.keyring)
@@ -85,9 +96,8 @@ class Service:
             os.kill(int(supervisor), signal.SIGHUP)
 
 
-def _load_keyring(config: ServiceConfig) -> Keyring:
-    ring, _ = resolve_keyring(config.keyring, create=False)
-    return ring
+def _load(config: ServiceConfig) -> tuple[Keyring, Path]:
+    return resolve_keyring(config.keyring, create=False)
 
 
 def _key_store(config: ServiceConfig) -> KeyStore | None:

@@ -18,7 +18,7 @@ import jinja2
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from refusalkit import __version__
+from refusalkit._version import __version__
 from refusalkit.server._dashboard import CODE_COLOURS, DashboardData, gather
 from refusalkit.server._errors import ApiError
 from refusalkit.server._keys import Scope

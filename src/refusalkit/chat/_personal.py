@@ -1,0 +1,335 @@
+"""Personal-data detection: RE2 candidates, confirmed by well-kept validators.
+
+RE2 finds candidates in one set pass; each is then confirmed by the library that knows its
+format (docs/design/chat.md, "Detectors"):
+
+* phone numbers: libphonenumber (``phonenumbers``), international (``+44 20 ...``, ``0044 ...``)
+  and national formats in the deployment's default region (``REFUSALKIT_PHONE_REGION``, default
+  ``US``); a national number needs phone-like punctuation or a context word ("call", "tel", ...);
+* payment cards: issuer prefix, length and the Luhn check (ISO/IEC 7812-1), found at the front of
+  a longer digit run (a card followed by its CVV), and card security codes beside their label;
+* IBANs (ISO 13616 mod-97, ``python-stdnum``), in any case and grouping;
+* national identifiers, each by its ``python-stdnum`` validator: US SSN, UK NINO (HMRC prefix
+  rules), Spanish DNI and NIE, French NIR, Italian codice fiscale, Brazilian CPF; those whose
+  check is weak (Canadian SIN, Dutch BSN, Aadhaar, German tax id, an SSN without dashes) count
+  only beside a context word;
+* e-mail addresses, except in the RFC 2606 reserved example domains.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+import phonenumbers
+import re2
+from stdnum import iban, luhn
+from stdnum.br import cpf
+from stdnum.ca import sin
+from stdnum.de import idnr
+from stdnum.es import dni, nie
+from stdnum.fr import nir
+from stdnum.in_ import aadhaar
+from stdnum.it import codicefiscale
+from stdnum.nl import bsn
+from stdnum.us import ssn
+
+from refusalkit.chat._cues import search_set
+from refusalkit.chat._finding import Finding, widest
+
+__all__ = ["PHONE_REGION_ENV", "find_private_data", "normalise", "phone_region"]
+
+PHONE_REGION_ENV = "REFUSALKIT_PHONE_REGION"
+_RESERVED_EMAIL_DOMAINS = ("example.com", "example.org", "example.net")
+_RESERVED_TLDS = (".example", ".test", ".invalid", ".localhost")
+_NINO_BAD_PREFIXES = frozenset({"BG", "GB", "NK", "KN", "TN", "NT", "ZZ"})
+_PHONE_WORDS = (
+    "phone", "tel", "call", "mobile", "cell", "fax", "whatsapp", "sms", "text me", "contact",
+    "reach", "dial", "móvil", "telefon", "portable", "handy",
+)  # fmt: skip
+# Documentation values: issuers' published test cards, the ISO 13616 and Bundesbank example IBANs
+_DOC_VALUES = frozenset(
+    {
+        "4242424242424242", "4111111111111111", "4012888888881881", "4000056655665556",
+        "5555555555554444", "5105105105105100", "5200828282828210", "2223003122003222",
+        "378282246310005", "371449635398431", "6011111111111117", "3566002020360505",
+        "GB82WEST12345698765432", "DE89370400440532013000", "FR1420041010050500013M02606",
+    }
+)  # fmt: skip
+_CONTEXT = 48  # characters before a candidate searched for its context words
+
+
+def phone_region() -> str:
+    """The default region for national-format phone numbers (ISO 3166-1 alpha-2)."""
+    return os.environ.get(PHONE_REGION_ENV, "US").upper()
+
+
+def _digits(text: str) -> str:
+    return "".join(c for c in text if c.isdigit())
+
+
+def _alnum(text: str) -> str:
+    return "".join(c for c in text if c.isalnum()).upper()
+
+
+def normalise(kind: str, text: str) -> str:
+    """The comparable form of a personal-data value (digits, upper-case id, lower-case address)."""
+    if kind == "email":
+        return text.lower()
+    if kind in ("payment_card", "card_security_code", "phone") or kind.endswith("_digits"):
+        return _digits(text)
+    return _alnum(text)
+
+
+def _near(text: str, start: int, words: tuple[str, ...]) -> bool:
+    window = text[max(0, start - _CONTEXT) : start].lower()
+    return any(w in window for w in words)
+
+
+class _Hit(NamedTuple):
+    start: int
+    end: int
+    value: str
+
+
+Check = Callable[[str, Any], "_Hit | None"]
+
+
+def _whole(valid: Callable[[str], bool], norm: Callable[[str], str] = _alnum) -> Check:
+    def check(_text: str, m: Any) -> _Hit | None:
+        value = norm(m.group(0))
+        return _Hit(m.start(), m.end(), value) if valid(value) else None
+
+    return check
+
+
+def _with_context(check: Check, *words: str) -> Check:
+    def guarded(text: str, m: Any) -> _Hit | None:
+        return check(text, m) if _near(text, m.start(), words) else None
+
+    return guarded
+
+
+def _prefix_end(run: str, count: int) -> int | None:
+    """The end offset in ``run`` of its first ``count`` alphanumerics."""
+    seen = 0
+    for i, ch in enumerate(run):
+        if ch.isalnum():
+            seen += 1
+            if seen == count:
+                return i + 1
+    return None
+
+
+_CARD_LENGTHS = (16, 15, 19, 18, 17, 14, 13)
+_CARD_ISSUER = re2.compile(r"^(?:4|5[1-5]|2[2-7]|3[47]|3[0689]|6(?:011|5|4[4-9]|2)|35|5[06-8])")
+
+
+def _card(_text: str, m: Any) -> _Hit | None:
+    """A card number at the front of a digit run (so a trailing CVV or expiry does not hide it)."""
+    run = m.group(0)
+    digits = _digits(run)
+    for n in _CARD_LENGTHS:
+        head = digits[:n]
+        if len(head) == n and _CARD_ISSUER.search(head) and luhn.is_valid(head):
+            if head in _DOC_VALUES:
+                return None
+            end = _prefix_end(run, n)
+            if end is not None:
+                return _Hit(m.start(), m.start() + end, head)
+    return None
+
+
+def _iban(_text: str, m: Any) -> _Hit | None:
+    run = m.group(0)
+    compact = _alnum(run)
+    for n in range(len(compact), 14, -1):
+        if iban.is_valid(compact[:n]):
+            if compact[:n] in _DOC_VALUES:
+                return None
+            end = _prefix_end(run, n)
+            if end is not None:
+                return _Hit(m.start(), m.start() + end, compact[:n])
+    return None
+
+
+_NOT_A_PHONE = re2.compile(  # dotted quads (IP addresses) and dates
+    r"^\d{1,3}(?:\.\d{1,3}){3}$|^\d{4}[./-]\d{1,2}[./-]\d{1,2}$|^\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$"
+)
+
+
+def _fictional(e164: str) -> bool:
+    """NANP 555-0100 to 555-0199: reserved for fiction and documentation."""
+    return len(e164) == 12 and e164.startswith("+1") and e164[5:9] == "5550" and e164[9] == "1"
+
+
+def _phone(text: str, m: Any) -> _Hit | None:
+    raw = m.group(0)
+    international = raw.startswith(("+", "00"))
+    if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "-_/#."):
+        return None  # part of an identifier (INV-2026-000417), a path or a version
+    if _NOT_A_PHONE.search(raw):
+        return None
+    if not international:
+        punctuated = sum(c in " ().-" for c in raw) >= 1
+        if not (punctuated or _near(text, m.start(), _PHONE_WORDS)):
+            return None
+    e164 = _e164(raw, None if international else phone_region())
+    return None if e164 is None or _fictional(e164) else _Hit(m.start(), m.end(), e164[1:])
+
+
+@functools.lru_cache(maxsize=1024)
+def _e164(raw: str, region: str | None) -> str | None:
+    """The E.164 form of a valid number (libphonenumber), or ``None``; cached, as the same
+    number-like strings recur turn after turn."""
+    if region is not None and len(_digits(raw)) not in _possible_lengths(region):
+        return None
+    try:
+        number = phonenumbers.parse(raw, region)
+    except phonenumbers.NumberParseException:
+        return None
+    if not phonenumbers.is_valid_number(number):
+        return None
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+@functools.cache
+def _possible_lengths(region: str) -> frozenset[int]:
+    """National-number lengths the region allows (with a trunk prefix: one more)."""
+    meta = phonenumbers.PhoneMetadata.metadata_for_region(region)
+    desc = meta.general_desc if meta is not None else None
+    lengths = set((desc.possible_length if desc is not None else None) or range(4, 18))
+    return frozenset(lengths | {n + 1 for n in lengths} | {n + 2 for n in lengths})
+
+
+def _in_url(text: str, start: int) -> bool:
+    """Whether ``start`` is inside a URL's authority (``scheme://user:pw@host``: not an e-mail)."""
+    before = text[max(0, start - 200) : start]
+    scheme = before.rfind("://")
+    return scheme >= 0 and not any(c.isspace() for c in before[scheme:])
+
+
+def _personal_address(value: str) -> bool:
+    """Not in an RFC 2606 reserved example domain."""
+    domain = value.rsplit("@", 1)[1]
+    return not (domain in _RESERVED_EMAIL_DOMAINS or domain.endswith(_RESERVED_TLDS))
+
+
+def _email(text: str, m: Any) -> _Hit | None:
+    if _in_url(text, m.start()):
+        return None
+    value = m.group(0).lower()
+    return _Hit(m.start(), m.end(), value) if _personal_address(value) else None
+
+
+def _obfuscated_email(_text: str, m: Any) -> _Hit | None:
+    """``name [at] host [dot] tld``: the same address, spelled out."""
+    spelled = re2.sub(r"(?i)\s*[\[(]\s*at\s*[\])]\s*", "@", m.group(0))
+    spelled = re2.sub(r"(?i)\s*[\[(]\s*dot\s*[\])]\s*", ".", spelled).lower()
+    return _Hit(m.start(), m.end(), spelled) if _personal_address(spelled) else None
+
+
+def _nino(value: str) -> bool:
+    return value[:2] not in _NINO_BAD_PREFIXES
+
+
+def _labelled(group: str) -> Check:
+    def check(_text: str, m: Any) -> _Hit | None:
+        start, end = m.span(m.re.groupindex[group])  # (re2 spans take group numbers only)
+        return _Hit(start, end, _digits(m.group(group)))
+
+    return check
+
+
+class _Detector(NamedTuple):
+    kind: str
+    rx: Any
+    check: Check
+
+
+def _d(kind: str, pattern: str, check: Check) -> _Detector:
+    return _Detector(kind, re2.compile(pattern), check)
+
+
+_DETECTORS: tuple[_Detector, ...] = (
+    _d("email", r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b", _email),
+    _d(
+        "email",
+        r"(?i)\b[a-z0-9._%+-]+\s*[\[(]\s*at\s*[\])]\s*[a-z0-9-]+"
+        r"(?:\s*[\[(]\s*dot\s*[\])]\s*[a-z0-9-]+)+",
+        _obfuscated_email,
+    ),
+    _d("payment_card", r"\b\d(?:[ -]?\d){12,24}\b", _card),
+    _d(
+        "card_security_code",
+        r"(?i)\b(?:cvv2?|cvc2?|csc|cid|security code)\b\W{0,5}(?P<v>\d{3,4})\b",
+        _labelled("v"),
+    ),
+    _d("iban", r"\b[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]){11,34}\b", _iban),
+    _d("us_ssn", r"\b\d{3}-\d{2}-\d{4}\b", _whole(ssn.is_valid, _digits)),
+    _d(
+        "us_ssn",
+        r"\b\d{9}\b",
+        _with_context(_whole(ssn.is_valid, _digits), "ssn", "social security"),
+    ),
+    _d(
+        "uk_nino",
+        r"(?i)\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b",
+        _whole(_nino),
+    ),
+    _d("es_dni", r"(?i)\b\d{8}[ -]?[A-Z]\b", _whole(dni.is_valid)),
+    _d("es_nie", r"(?i)\b[XYZ][ -]?\d{7}[ -]?[A-Z]\b", _whole(nie.is_valid)),
+    _d(
+        "fr_nir",
+        r"\b[12] ?\d{2} ?\d{2} ?(?:\d{2}|2[ABab]) ?\d{3} ?\d{3} ?\d{2}\b",
+        _whole(nir.is_valid),
+    ),
+    _d(
+        "it_codice_fiscale",
+        r"(?i)\b[A-Z]{6}\d{2}[A-Z]\d{2}[A-Z]\d{3}[A-Z]\b",
+        _whole(codicefiscale.is_valid),
+    ),
+    _d("br_cpf", r"\b\d{3}\.\d{3}\.\d{3}-\d{2}\b", _whole(cpf.is_valid, _digits)),
+    _d(
+        "ca_sin",
+        r"\b\d{3}[ -]?\d{3}[ -]?\d{3}\b",
+        _with_context(_whole(sin.is_valid, _digits), "sin", "social insurance"),
+    ),
+    _d(
+        "nl_bsn",
+        r"\b\d{9}\b",
+        _with_context(_whole(bsn.is_valid, _digits), "bsn", "burgerservice"),
+    ),
+    _d(
+        "in_aadhaar",
+        r"\b\d{4}[ -]?\d{4}[ -]?\d{4}\b",
+        _with_context(_whole(aadhaar.is_valid, _digits), "aadhaar", "aadhar", "uidai"),
+    ),
+    _d(
+        "de_tax_id",
+        r"\b\d{2} ?\d{3} ?\d{3} ?\d{3}\b",
+        _with_context(_whole(idnr.is_valid, _digits), "steuer", "tax id", "idnr", "tin"),
+    ),
+    _d("phone", r"(?:\+|\b00)\d[\d ().-]{6,20}\d\b", _phone),
+    _d("phone", r"(?:\(\d{2,5}\)[ .-]?|\b\d{2,5}[ .-])\d{2,4}(?:[ .-]?\d{2,4}){1,3}\b", _phone),
+    _d("phone", r"\b\d{10,11}\b", _with_context(_phone, *_PHONE_WORDS)),
+)
+
+
+_SET = search_set(x.rx.pattern for x in _DETECTORS)
+
+
+def _found(text: str) -> Iterator[Finding]:
+    for index in _SET.Match(text) or ():
+        detector = _DETECTORS[index]
+        for m in detector.rx.finditer(text):
+            hit = detector.check(text, m)
+            if hit is not None:
+                yield Finding(detector.kind, hit.start, hit.end, hit.value)
+
+
+def find_private_data(text: str) -> list[Finding]:
+    """Personal data in ``text``: one finding per value, the widest detector's span."""
+    return widest(_found(text))

@@ -1,0 +1,139 @@
+"""Is an assigned value a secret? Placeholders, code references and chosen-looking literals.
+
+A credential detector that matches ``password = <value>`` must still decide whether ``<value>`` is
+a secret (docs/design/chat-guard.md, "Detectors"): a placeholder only when the *whole* value is one
+(``${DB_PASSWORD}`` is; ``${DB_PASSWORD:-Xk9$mQ2v}`` hides its default), a reference in code when
+unquoted and shaped like a name or call (``config.secret``, ``get_secret()``), and a documentation
+example when its provider published it as one (``AKIAIOSFODNN7EXAMPLE``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import re2
+
+__all__ = [
+    "DOC_EXAMPLES",
+    "has_group",
+    "is_placeholder",
+    "mixed",
+    "not_placeholder",
+    "vet_prose",
+    "vet_value",
+]
+
+
+def vet_value(m: Any, text: str) -> bool:
+    """An assigned value is a secret unless it is a placeholder or, unquoted, a reference in
+    code (a dotted name, a call, an index, a bare identifier)."""
+    for group in ("wrapped", "quoted", "bare"):
+        if has_group(m, group):
+            value = m.group(group)
+            break
+    else:
+        return False
+    if is_placeholder(value) or _CODE_REF.search(value):
+        return False
+    if group == "wrapped":
+        return _wrapped_secret(value)
+    if group == "bare" and _literal_context(m.group("sep")):
+        return _secretish(value)
+    if group == "bare":
+        follows = text[m.end() : m.end() + 1]
+        return mixed(value) and not _IDENTIFIER.search(value) and follows not in ("(", "[")
+    return True
+
+
+def _literal_context(separator: str) -> bool:
+    """``KEY=value`` (.env, shell) and ``key: value`` (YAML) hold literals, not variables."""
+    sep = separator.strip()
+    return (sep == ":" and separator.endswith((" ", "\t"))) or separator == "="
+
+
+def _secretish(value: str) -> bool:
+    """A literal that looks chosen, not a word: mixed classes or mixed case, or long."""
+    cased = any(c.isupper() for c in value) and any(c.islower() for c in value)
+    return mixed(value) or cased or (len(value) >= 12 and not value.isalpha())
+
+
+def _wrapped_secret(value: str) -> bool:
+    """``${NAME:-default}`` hides its default; ``<x>``, ``{x}``, ``[x]`` hide ``x``."""
+    inner = value[2:-1] if value.startswith("${") else value[1:-1]
+    if ":-" in inner or ":=" in inner:
+        inner = inner.split(":-", 1)[-1].split(":=", 1)[-1]
+    elif value.startswith("${"):
+        return False
+    return len(inner) >= 6 and mixed(inner) and not is_placeholder(inner)
+
+
+def vet_prose(m: Any, _text: str) -> bool:
+    value = m.group("v").rstrip(".,;:!?)")
+    if _CODE_REF.search(value) or _IDENTIFIER.search(value) or any(c in value for c in "(["):
+        return False
+    return len(value) >= 6 and mixed(value) and not is_placeholder(value)
+
+
+def not_placeholder(m: Any, _text: str) -> bool:
+    return not is_placeholder(m.group("v"))
+
+
+def has_group(m: Any, group: str) -> bool:
+    """Whether match ``m`` has a named group ``group`` that took part in the match."""
+    try:
+        return m.group(group) is not None
+    except (IndexError, KeyError, re2.error):
+        return False
+
+
+def mixed(value: str) -> bool:
+    """At least two of: letters, digits, other characters (a secret, not a word or a number)."""
+    classes = (
+        any(c.isalpha() for c in value),
+        any(c.isdigit() for c in value),
+        any(not c.isalnum() and c != "_" for c in value),
+    )
+    return sum(classes) >= 2 and not value.replace(".", "").replace("-", "").isdigit()
+
+
+_IDENTIFIER = re2.compile(r"^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^[a-z_]+$")
+_CODE_REF = re2.compile(
+    r"(?i)^(?:os\.|process\.env|env\.|getenv|environ|settings\.|config\.|self\.|this\.|req\.|"
+    r"request\.|args\.|params\.|vault:|secretsmanager:|arn:|ssm:|file:|https?:|secrets\.|getpass\.)"
+    r"|\.(?:get|read)\("
+)
+_PLACEHOLDER = re2.compile(
+    r"(?i)^(?:password|passw0rd|pass|pwd|secret|changeme|change[_-]?me|example|redacted"
+    r"|none|null|nil|true|false|undefined|test|dummy|sample|placeholder|todo|tbd|hunter2"
+    r"|guest|admin|root|user|postgres|demo|default|secret123|password123"
+    r"|your[_-]?[a-z_-]*|my[_-]?(?:password|secret|token|key|pass)|\*+|x+|\.\.\.+|…"
+    r"|<[a-z _.-]+>|\[[a-z _.-]+\]|\{[a-z_]+\}|\$\{[a-z_][a-z0-9_.]*\}|\$[a-z_][a-z0-9_]*"
+    r"|\{\{\s*[\w. |()\"']+\s*\}\}|%\([a-z_]+\)s|%[a-z_]+%|@[a-z_]+@|:[a-z_]+)$"
+)
+DOC_EXAMPLES = frozenset(
+    {
+        "AKIAIOSFODNN7EXAMPLE",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        (
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9l"
+            "IiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+        ),
+        "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+        "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
+        "pk_test_TYooMQauvdEDq54NiTphI7jx",
+    }
+)
+
+
+_PLACEHOLDER_BODY = re2.compile(
+    r"(?i)^(?:[a-z]{2,7}[_-](?:(?:live|test|proj|ant|api\d\d|pat|v1)[_-])*)?"
+    r"(?:x{4,}|\*{3,}|0{8,}|\.\.\.+|…|(?:(?:your|my|the|a|an|bot|user|app|api|access|secret|token"
+    r"|key|here|goes|example|placeholder|redacted|test|dummy|fake|sample|xxx+)(?:[_ -]+|$))+)$"
+)
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether the *whole* value is a placeholder: a template reference, a stock word, or a token
+    prefix followed only by filler (``ghp_xxxx...``, ``xoxb-your-bot-token``, ``sk-...``)."""
+    value = value.strip()
+    return _PLACEHOLDER.search(value) is not None or _PLACEHOLDER_BODY.search(value) is not None

@@ -1,0 +1,57 @@
+"""Decision ids and timestamps from one clock reading (docs/design/decision.md).
+
+``stamp()`` gives a UUIDv7 (RFC 9562 §5.7) and the matching RFC 3339 text of the same
+millisecond, exactly as ``refusalkit.model.uuid7`` and ``format_timestamp`` would lay them out.
+It is the hot path's twin of those two: the time parts are recomputed once per millisecond and the
+random parts come from a pool filled by one ``os.urandom`` read per 256 ids.
+``tests/decide/test_stamps.py`` pins it to RFC 9562's layout and to ``format_timestamp``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+
+from refusalkit.model import format_timestamp
+
+__all__ = ["stamp"]
+
+_VARIANT = "89ab" * 4
+_BATCH = 256
+_pool: list[str] = []  # ready-made random UUID tails; list.pop is atomic, so threads share it
+os.register_at_fork(after_in_child=_pool.clear)  # a forked child must not reuse the parent's
+
+
+def _tails() -> list[str]:
+    """Random ``7xxx-yxxx-xxxxxxxxxxxx`` tails (version 7, variant 10) from one read."""
+    h = os.urandom(10 * _BATCH).hex()
+    return [
+        f"7{h[i : i + 3]}-{_VARIANT[int(h[i + 3], 16)]}{h[i + 4 : i + 7]}-{h[i + 7 : i + 19]}"
+        for i in range(0, 20 * _BATCH, 20)
+    ]
+
+
+def _time_parts(ms: int) -> tuple[int, str, str]:
+    """``(ms, UUIDv7 time prefix, RFC 3339 text)`` of a Unix millisecond."""
+    prefix = f"{ms >> 16 & 0xFFFF_FFFF:08x}-{ms & 0xFFFF:04x}-"
+    text = format_timestamp(dt.datetime.fromtimestamp(ms / 1000, dt.UTC))
+    return ms, prefix, text
+
+
+_now: tuple[int, str, str] = _time_parts(0)  # replaced whole, so readers see one consistent ms
+
+
+def stamp() -> tuple[str, str]:
+    """A new UUIDv7 string and ``format_timestamp`` of the same millisecond."""
+    global _now  # noqa: PLW0603 (a per-millisecond cache, replaced atomically)
+    ms = time.time_ns() // 1_000_000
+    now = _now
+    if now[0] != ms:
+        now = _now = _time_parts(ms)
+    try:
+        tail = _pool.pop()
+    except IndexError:
+        _pool.extend(_tails())
+        tail = _pool.pop()
+    return now[1] + tail, now[2]

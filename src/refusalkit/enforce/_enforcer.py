@@ -1,0 +1,149 @@
+"""The ``Enforcer`` interface every integration takes, and its local implementation.
+
+An enforcer turns a request into a ``Decision`` and never raises while doing so: a local
+``DecisionPoint`` (optionally journaling each decision) or the service's ``Client``. A decision
+that cannot be journaled is not in force, so it is replaced by ``deny`` + ``unavailable``
+(docs/design/client.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Protocol, runtime_checkable
+
+from refusalkit.decide import DecisionEncoder, DecisionPoint, load_pack
+from refusalkit.enforce._failclosed import fail_closed
+from refusalkit.errors import RefusalkitError, UsageError
+from refusalkit.journal import Journal, decision_fields, open_journal
+from refusalkit.keyring import Keyring
+from refusalkit.model import Decision, refusal_line
+
+__all__ = ["Enforcer", "JournalWriter", "LocalEnforcer", "ToolBlockedError", "enforcer"]
+
+log = logging.getLogger("refusalkit.enforce")
+
+
+@runtime_checkable
+class Enforcer(Protocol):
+    """Decides tool-call requests; ``decide`` and ``adecide`` never raise, never allow on error."""
+
+    def decide(self, request: Mapping[str, Any]) -> Decision:
+        """The decision on one request."""
+        ...
+
+    async def adecide(self, request: Mapping[str, Any]) -> Decision:
+        """The decision on one request, from async code."""
+        ...
+
+
+class ToolBlockedError(RefusalkitError):
+    """A tool call was ``block``ed: the run must end. ``decision`` is the journaled record."""
+
+    default_hint = "A block ends the run; a person must review it (see the decision's why-trail)."
+
+    def __init__(self, decision: Decision) -> None:
+        super().__init__(refusal_line(decision))
+        self.decision = decision
+
+
+class JournalWriter:
+    """Appends decisions to a ``Journal`` as their RFC 8785 bytes (``DecisionEncoder``), one
+    append per call, serialised by a lock so threads may share it. Raises what the journal
+    raises."""
+
+    __slots__ = ("_encoder", "_lock", "journal")
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        self._encoder = DecisionEncoder()
+        self._lock = threading.Lock()
+
+    def append(self, decisions: Sequence[Decision]) -> list[int]:
+        """The decisions' journal indices."""
+        entries = [(self._encoder.encode(d), decision_fields(d)) for d in decisions]
+        with self._lock:
+            return self.journal.append_encoded(entries)
+
+
+class LocalEnforcer:
+    """A ``DecisionPoint`` in this process, journaling each decision when given a ``Journal``.
+
+    Thread-safe: the decision point is, and journal appends are serialised by a lock.
+    """
+
+    __slots__ = ("_writer", "journal", "point")
+
+    def __init__(self, point: DecisionPoint, journal: Journal | None = None) -> None:
+        self.point = point
+        self.journal = journal
+        self._writer = JournalWriter(journal) if journal is not None else None
+
+    def decide(self, request: Mapping[str, Any]) -> Decision:
+        """Decide, then journal; a decision the journal cannot take becomes a fail-closed one."""
+        decision = self.point.decide(request)
+        if self._writer is None:
+            return decision
+        try:
+            self._writer.append([decision])
+        except Exception as exc:  # noqa: BLE001 (fail closed: an unjournaled decision is not in force)
+            log.warning("journal append failed, the call is refused: %s", type(exc).__name__)
+            return fail_closed(
+                request,
+                f"the journal cannot take the decision ({type(exc).__name__})",
+                policy=self.point.pack.ref,
+            )
+        return decision
+
+    async def adecide(self, request: Mapping[str, Any]) -> Decision:
+        """``decide``; with a journal, in a worker thread so its write does not stall the loop."""
+        if self.journal is None:
+            return self.decide(request)
+        return await asyncio.to_thread(self.decide, request)
+
+    def close(self) -> None:
+        """Close the journal, if any."""
+        if self.journal is not None:
+            self.journal.close()
+
+    def __enter__(self) -> LocalEnforcer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def enforcer(
+    *,
+    policy: str | Path,
+    journal: str | Path | None = None,
+    keyring: str | Path | Keyring | None = None,
+    deadline_ms: float = 50.0,
+) -> LocalEnforcer:
+    """A local ``Enforcer``: the pack at ``policy``, decisions journaled to ``journal`` if given.
+
+    ``keyring`` (a path or a ``Keyring``) keys the redaction tokens and signs the journal's
+    checkpoints; without one, a fresh keyring is made, which a journal does not accept (its
+    tokens and signatures would be unverifiable once the process ends).
+    """
+    if keyring is None:
+        if journal is not None:
+            raise UsageError(
+                "a journal needs the keyring that signs it",
+                hint="Pass keyring=PATH (make one with `refusalkit keys init PATH`).",
+            )
+        ring = Keyring.generate()
+    else:
+        ring = keyring if isinstance(keyring, Keyring) else Keyring.load(keyring)
+    point = DecisionPoint(load_pack(policy), ring, deadline_ms=deadline_ms)
+    store = open_journal(journal, ring) if journal is not None else None
+    return LocalEnforcer(point, store)

@@ -1,0 +1,123 @@
+"""What every framework integration shares: build the request, ask the enforcer, never raise.
+
+The request for a tool call is ``{"tool": name, "args": args, "caller": caller()}``, or what
+``to_request(name, args)`` maps it to (``caller`` is added unless the mapping has one). A
+``caller`` or ``to_request`` that raises, or arguments that are not a JSON object, decide the
+call ``deny`` + ``unavailable``: the tool does not run (docs/design/client.md, fail closed).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from refusalkit.enforce import Enforcer, ToolBlockedError, fail_closed
+from refusalkit.model import Action, Decision
+
+__all__ = ["Caller", "ToRequest", "ToolGuard", "json_args", "refused"]
+
+Caller = Callable[[], Mapping[str, Any]]
+"""The current run's ``{"agent", "session", "token"}`` (any may be absent)."""
+
+ToRequest = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
+"""Maps a framework's tool name and arguments to a request."""
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise ValueError("a key appears twice in the tool's arguments")
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def json_args(text: str | None) -> dict[str, Any]:
+    """Tool arguments sent as JSON text (as OpenAI-style models do); ``ValueError`` for text that
+    is not strict JSON, ``TypeError`` for JSON that is not an object (empty text is no arguments).
+
+    A key given twice is refused rather than resolved: the decision point and the tool's own
+    parser might each keep a different one of the two values (RFC 8259 §4 leaves it open), and
+    a prompt-injected model could then get one value approved and the other run.
+    """
+    if not text:
+        return {}
+    value = json.loads(text, object_pairs_hook=_unique, parse_constant=_no_constant)
+    if not isinstance(value, dict):
+        raise TypeError(f"tool arguments are a JSON {type(value).__name__}, not an object")
+    return value
+
+
+class ToolGuard:
+    """Decides one framework tool call at a time through an ``Enforcer``; never raises."""
+
+    __slots__ = ("_caller", "_to_request", "enforcer")
+
+    def __init__(
+        self, enforcer: Enforcer, caller: Caller | None = None, to_request: ToRequest | None = None
+    ) -> None:
+        self.enforcer = enforcer
+        self._caller = caller
+        self._to_request = to_request
+
+    def request(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """The request of one tool call (raises what ``caller`` or ``to_request`` raise)."""
+        if self._to_request is not None:
+            request = dict(self._to_request(tool, args))
+        else:
+            request = {"tool": tool, "args": args}
+        if "caller" not in request:
+            request["caller"] = dict(self._caller()) if self._caller is not None else {}
+        return request
+
+    def _build(self, tool: str, args: Any) -> dict[str, Any] | Decision:
+        if not isinstance(args, Mapping):
+            problem = f"the tool's arguments are not an object ({type(args).__name__})"
+            return fail_closed({"tool": tool}, problem)
+        try:
+            return self.request(tool, args)
+        except Exception as exc:  # noqa: BLE001 (fail closed: a request that cannot be made)
+            problem = f"the tool call's request could not be made ({type(exc).__name__})"
+            return fail_closed({"tool": tool}, problem)
+
+    def decide(self, tool: str, args: Any) -> Decision:
+        """The decision on calling ``tool`` with ``args``."""
+        request = self._build(tool, args)
+        if isinstance(request, Decision):
+            return request
+        try:
+            return _checked(self.enforcer.decide(request))
+        except Exception as exc:  # noqa: BLE001 (fail closed: an enforcer that broke its promise)
+            return _broken(request, exc)
+
+    async def adecide(self, tool: str, args: Any) -> Decision:
+        """``decide`` for async frameworks."""
+        request = self._build(tool, args)
+        if isinstance(request, Decision):
+            return request
+        try:
+            return _checked(await self.enforcer.adecide(request))
+        except Exception as exc:  # noqa: BLE001 (fail closed: an enforcer that broke its promise)
+            return _broken(request, exc)
+
+
+def _checked(decision: Any) -> Decision:
+    if not isinstance(decision, Decision):
+        raise TypeError(f"the enforcer answered a {type(decision).__name__}, not a Decision")
+    return decision
+
+
+def _broken(request: Mapping[str, Any], exc: Exception) -> Decision:
+    """An enforcer of the user's own that raised or answered nonsense: refuse (only the error's
+    type is kept; its message might quote the request)."""
+    return fail_closed(request, f"the enforcer failed ({type(exc).__name__})")
+
+
+def refused(decision: Decision) -> bool:
+    """True when the tool must not run; raises ``ToolBlockedError`` for a ``block``."""
+    if decision.action is Action.BLOCK:
+        raise ToolBlockedError(decision)
+    return decision.action is Action.DENY

@@ -1,0 +1,65 @@
+"""``stamp`` gives what ``uuid7`` and ``format_timestamp`` would, from one clock reading."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import threading
+import uuid
+
+import pytest
+
+from refusalkit.decide import _stamps
+from refusalkit.decide._stamps import stamp
+from refusalkit.model import format_timestamp
+
+
+def test_stamp_gives_a_uuid7_and_the_time_of_the_same_millisecond() -> None:
+    for _ in range(2000):
+        decision_id, decided_at = stamp()
+        parsed = uuid.UUID(decision_id)
+        assert (parsed.version, parsed.variant, str(parsed)) == (7, uuid.RFC_4122, decision_id)
+        ms = parsed.int >> 80
+        moment = dt.datetime.fromtimestamp(ms / 1000, dt.UTC)
+        assert decided_at == format_timestamp(moment)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_does_not_reuse_the_parents_random_pool() -> None:
+    stamp()  # the pool is filled now
+    pending = list(_stamps._pool)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child)
+        try:
+            os.write(write, ",".join(stamp()[0][-22:] for _ in range(len(pending))).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as handle:
+        child_tails = set(handle.read().split(","))
+    os.waitpid(pid, 0)
+    assert child_tails
+    assert not child_tails & set(pending)
+
+
+def test_uuid7_layout_and_uniqueness_across_threads() -> None:
+    ids: list[str] = []
+
+    def work() -> None:
+        ids.extend(stamp()[0] for _ in range(2000))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(ids)) == len(ids) == 8000
+    for text in ids[:50]:
+        parsed = uuid.UUID(text)
+        assert parsed.version == 7
+        assert parsed.variant == uuid.RFC_4122
+        assert text == str(parsed)
+    ms = uuid.UUID(stamp()[0]).int >> 80
+    now_ms = int(dt.datetime.now(dt.UTC).timestamp() * 1000)
+    assert abs(now_ms - ms) < 60_000

@@ -1,0 +1,158 @@
+"""``RefusalMiddleware`` in a real LangChain agent loop (``create_agent``) with a scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langchain", reason="the langchain extra is not installed")
+
+from langchain.agents import create_agent
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import BaseTool, tool
+from pydantic import Field
+
+from refusalkit.enforce import ToolBlockedError
+from refusalkit.integrations.langchain import RefusalMiddleware
+from refusalkit.model import ReasonCode
+from support.live_service import Setup
+
+
+class ScriptedModel(BaseChatModel):
+    """A chat model that calls one tool, then answers; it keeps every input it was given."""
+
+    call: dict[str, Any]
+    seen: list[list[BaseMessage]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedModel:  # type: ignore[override]
+        return self
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.seen.append(list(messages))
+        if len(self.seen) == 1:
+            message = AIMessage(content="", tool_calls=[{**self.call, "id": "call-1"}])
+        else:
+            message = AIMessage(content="done")
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def _tools(ran: list[str]) -> list[BaseTool]:
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        ran.append("read_file")
+        return f"contents of {path}"
+
+    @tool
+    def send_email(to: str) -> str:
+        """Send an email."""
+        ran.append("send_email")
+        return "sent"
+
+    @tool
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        ran.append("delete_file")
+        return "deleted"
+
+    @tool
+    def wipe_disk(disk: str) -> str:
+        """Wipe a disk."""
+        ran.append("wipe_disk")
+        return "wiped"
+
+    return [read_file, send_email, delete_file, wipe_disk]
+
+
+def _run(
+    setup: Setup, name: str, args: dict[str, Any], *, asynchronous: bool = False
+) -> tuple[ScriptedModel, list[str]]:
+    ran: list[str] = []
+    model = ScriptedModel(call={"name": name, "args": args}, seen=[])
+    agent = create_agent(
+        model,
+        tools=_tools(ran),
+        middleware=[RefusalMiddleware(setup.enforcer, caller=setup.caller)],
+    )
+    question = {"messages": [{"role": "user", "content": "go"}]}
+    if asynchronous:
+        asyncio.run(agent.ainvoke(question))
+    else:
+        agent.invoke(question)
+    return model, ran
+
+
+def _tool_message(model: ScriptedModel) -> ToolMessage:
+    [message] = [m for m in model.seen[1] if isinstance(m, ToolMessage)]
+    return message
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["invoke", "ainvoke"])
+def test_deny_never_runs_the_tool_and_the_model_reads_the_refusal(
+    setup: Setup, asynchronous: bool
+) -> None:
+    model, ran = _run(setup, "delete_file", {"path": "/etc/passwd"}, asynchronous=asynchronous)
+    assert ran == []
+    message = _tool_message(model)
+    assert message.status == "error"
+    assert message.content == (
+        "refused (policy-denied by no_deletes, retryable: no): Deleting files is not allowed."
+    )
+    [record] = setup.journaled()
+    assert message.artifact == record
+    assert (record["action"], record["reason_code"]) == ("deny", ReasonCode.POLICY_DENIED)
+    setup.verify()
+
+
+def test_block_ends_the_run_with_the_decision(setup: Setup) -> None:
+    with pytest.raises(ToolBlockedError) as raised:
+        _run(setup, "wipe_disk", {"disk": "sda"})
+    assert raised.value.decision.matched_rule == "no_wipes"
+    [record] = setup.journaled()
+    assert record["action"] == "block"
+    assert record["decision_id"] == raised.value.decision.decision_id
+    setup.verify()
+
+
+@pytest.mark.parametrize(("tool_name", "action"), [("read_file", "allow"), ("send_email", "audit")])
+def test_allow_and_audit_run_the_tool_and_are_journaled(
+    setup: Setup, tool_name: str, action: str
+) -> None:
+    args = {"path": "/workspace/a.txt"} if tool_name == "read_file" else {"to": "ops@example.org"}
+    model, ran = _run(setup, tool_name, args)
+    assert ran == [tool_name]
+    assert _tool_message(model).status == "success"
+    assert [r["action"] for r in setup.journaled()] == [action]
+    setup.verify()
+
+
+def test_a_caller_that_raises_fails_closed(setup: Setup) -> None:
+    def broken() -> dict[str, str]:
+        raise RuntimeError("no identity")
+
+    ran: list[str] = []
+    model = ScriptedModel(call={"name": "read_file", "args": {"path": "/a"}}, seen=[])
+    agent = create_agent(
+        model, tools=_tools(ran), middleware=[RefusalMiddleware(setup.enforcer, caller=broken)]
+    )
+    agent.invoke({"messages": [{"role": "user", "content": "go"}]})
+    assert ran == []
+    assert _tool_message(model).content.startswith(
+        "refused (unavailable by @unavailable, retryable: yes)"
+    )

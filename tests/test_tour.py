@@ -1,0 +1,211 @@
+"""README's tour and docs/quickstart.md run as printed, in order, in a fresh venv and a fresh HOME.
+
+Each ```console block is a script: ``$ `` starts a command (a line ending in ``\\`` continues it);
+the lines after a command, up to the next ``$ ``, are output the command must print (in that
+order, each somewhere in its stdout or stderr; ``...`` inside a line matches anything). In a block
+with no ``$ `` at all, as README's first two, every line is a command. A command
+exits 0 unless its trailing comment says ``exits N``. A command ending in ``&`` runs in the
+background until the page is done. A block fenced ```console no-run is shown, not run (the test
+command itself, say).
+
+The pages run in a copy of the repository, so ``pip install .`` and ``examples/`` mean what they
+mean to a reader who has just cloned it; ``HOME`` is a new empty folder, so no keyring, cache or
+configuration of the developer's leaks in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = ("README.md", "docs/quickstart.md")
+FENCE = re.compile(r"^```console([^\n]*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+EXITS = re.compile(r"#.*\bexits (\d+)\b")
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One command of a page, where it stands, and what it must do."""
+
+    line: int
+    command: str
+    expected: tuple[str, ...]
+    exit_code: int
+
+    @property
+    def background(self) -> bool:
+        return _strip_comment(self.command).rstrip().endswith("&")
+
+
+def _strip_comment(command: str) -> str:
+    """The command without a trailing shell comment (a ``#`` after a blank, outside quotes)."""
+    quote = ""
+    for i, char in enumerate(command):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (i == 0 or command[i - 1].isspace()):
+            return command[:i].rstrip()
+    return command
+
+
+def parse_steps(text: str) -> list[Step]:
+    """The runnable commands of a page, in order."""
+    steps: list[Step] = []
+    for match in FENCE.finditer(text):
+        if "no-run" in match.group(1):
+            continue
+        first = text.count("\n", 0, match.start()) + 2
+        steps.extend(_block_steps(match.group(2).splitlines(), first))
+    return steps
+
+
+def _block_steps(lines: list[str], first: int) -> list[Step]:
+    if not any(line.startswith("$ ") for line in lines):  # a bare block: each line a command
+        return [Step(first + i, line, (), 0) for i, line in enumerate(lines) if line.strip()]
+    steps: list[Step] = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].startswith("$ "):
+            i += 1
+            continue
+        start, command = first + i, lines[i][2:]
+        while command.endswith("\\") and i + 1 < len(lines):
+            i += 1
+            command = command[:-1] + " " + lines[i].strip()
+        i += 1
+        expected = []
+        while i < len(lines) and not lines[i].startswith("$ "):
+            if lines[i].strip():
+                expected.append(lines[i].rstrip())
+            i += 1
+        found = EXITS.search(command)
+        steps.append(Step(start, command, tuple(expected), int(found.group(1)) if found else 0))
+    return steps
+
+
+def _script(steps: list[Step], out: Path) -> str:
+    """One bash script: every step's output and status land in ``out``."""
+    body = ["set +e"]
+    for n, step in enumerate(steps):
+        command = _strip_comment(step.command).rstrip()
+        if step.background:
+            body.append(f"{{ {command.rstrip('&')} ; }} > {out}/{n}.out 2>&1 &")
+            body.append(f"echo 0 > {out}/{n}.rc")
+        else:
+            body.append(
+                f"{{ {command} ; }} > {out}/{n}.out 2>&1 < /dev/null; echo $? > {out}/{n}.rc"
+            )
+    return "\n".join(body) + "\n"
+
+
+def _matches(expected: str, actual: str) -> bool:
+    pattern = ".*".join(re.escape(part) for part in re.split(r"\s*\.\.\.\s*", expected))
+    return re.search(pattern, actual) is not None
+
+
+def _check(page: str, steps: list[Step], out: Path) -> None:
+    for n, step in enumerate(steps):
+        where = f"{page}:{step.line}: $ {step.command}"
+        rc_file = out / f"{n}.rc"
+        assert rc_file.exists(), f"{where}\nnever ran (an earlier step ended the script)"
+        output = (out / f"{n}.out").read_text(errors="replace")
+        status = int(rc_file.read_text())
+        assert status == step.exit_code, (
+            f"{where}\nexited {status}, not {step.exit_code}:\n{output}"
+        )
+        lines = [line.rstrip() for line in output.splitlines()]
+        at = 0
+        for want in step.expected:
+            while at < len(lines) and not _matches(want, lines[at]):
+                at += 1
+            assert at < len(lines), (
+                f"{where}\ndid not print {want!r} (in order); it printed:\n{output}"
+            )
+            at += 1
+
+
+def _copy_repository(target: Path) -> None:
+    """The files a fresh clone has (tracked and new, not ignored), with links kept as links."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    for raw in filter(None, listed):
+        source = ROOT / raw.decode()
+        if not source.exists() and not source.is_symlink():
+            continue  # deleted in the work tree, not yet committed
+        dest = target / raw.decode()
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            dest.symlink_to(source.readlink())
+        else:
+            shutil.copy2(source, dest)
+
+
+def _environment(home: Path) -> dict[str, str]:
+    keep = ("PATH", "LANG", "LC_ALL", "TERM", "TMPDIR", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")
+    env = {k: v for k, v in os.environ.items() if k in keep}
+    venv = os.environ.get("VIRTUAL_ENV")
+    if venv:  # the page makes and activates its own venv; ours must not shadow it
+        env["PATH"] = os.pathsep.join(
+            p for p in env.get("PATH", "").split(os.pathsep) if not p.startswith(venv)
+        )
+    cache = Path(os.environ.get("PIP_CACHE_DIR", Path.home() / ".cache" / "pip"))
+    env.update(HOME=str(home), PIP_CACHE_DIR=str(cache), PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env["PIP_NO_INPUT"] = "1"
+    return env
+
+
+def test_pages_parse_into_steps() -> None:
+    """The parser itself: continuation lines, expected output, exit codes, no-run blocks."""
+    page = (
+        "```console\n$ echo a \\\n    b   # exits 0\na b\n$ false  # exits 1\n```\n"
+        "```console no-run\n$ rm -rf /\n```\n"
+        "```console\nbare command\n```\n"
+    )
+    steps = parse_steps(page)
+    assert [(s.command, s.expected, s.exit_code) for s in steps] == [
+        ("echo a  b   # exits 0", ("a b",), 0),
+        ("false  # exits 1", (), 1),
+        ("bare command", (), 0),
+    ]
+    assert _matches("decided 5 requests ... allow", "decided 5 requests: 2 allow")
+    assert not _matches("decided 6", "decided 5 requests")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", PAGES)
+def test_page_runs_as_printed(page: str, tmp_path: Path) -> None:
+    steps = parse_steps((ROOT / page).read_text(encoding="utf-8"))
+    assert steps, f"{page} has no runnable console block"
+    repo, home, out = tmp_path / "repo", tmp_path / "home", tmp_path / "out"
+    for folder in (repo, home, out):
+        folder.mkdir()
+    _copy_repository(repo)
+    # Its own session, so that what the page left running in the background ends with it.
+    shell = subprocess.Popen(
+        ["bash", "-c", _script(steps, out)],
+        cwd=repo,
+        env=_environment(home),
+        start_new_session=True,
+    )
+    try:
+        shell.wait(timeout=900)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(shell.pid, signal.SIGTERM)
+        shell.wait()
+    _check(page, steps, out)
