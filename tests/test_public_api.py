@@ -36,8 +36,9 @@ PUBLIC: dict[str, list[str]] = {
     "refusalkit.cli": ["app", "main"],
     "refusalkit.client": ["AsyncClient", "Client"],
     "refusalkit.decide": [
-        "CaseResult", "DecisionEncoder", "DecisionPoint", "Pack", "decide_lines", "explain",
-        "load_cases", "load_pack", "mint_token", "public_key_from_seed", "run_cases",
+        "CaseResult", "DecisionEncoder", "DecisionPoint", "LintCode", "LintWarning", "Pack",
+        "decide_lines", "explain", "lint_pack", "lint_text", "load_cases", "load_pack",
+        "mint_token", "public_key_from_seed", "run_cases",
         # For refusalkit.engines, which builds the same records as the built-in engine and may
         # not import decide's underscore modules: the slot-filling record builders (one way to
         # make a Decision/WhyStep fast), the shared bounded Subject cache, the UUIDv7+timestamp

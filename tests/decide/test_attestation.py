@@ -111,3 +111,53 @@ def test_example_tokens_verify_with_the_example_key() -> None:
     assert "EXAMPLE ONLY" in key["warning"]
     seed = base64.b64decode(key["private_seed_b64"])
     assert base64.b64encode(public_key_from_seed(seed)).decode() == key["public_key_b64"]
+
+
+def sign_raw(payload: str, seed: bytes = SEED, kid: str = "k1") -> str:
+    """A compact EdDSA JWS over exactly ``payload`` (for payloads ``json.dumps`` won't write)."""
+    from joserfc import jws  # noqa: PLC0415
+    from joserfc.jwk import OKPKey  # noqa: PLC0415
+
+    def b64u(raw: bytes) -> str:
+        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+    key = OKPKey.import_key(
+        {"kty": "OKP", "crv": "Ed25519", "x": b64u(public_key_from_seed(seed)), "d": b64u(seed)}
+    )
+    import warnings  # noqa: PLC0415
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return jws.serialize_compact(
+            {"alg": "EdDSA", "kid": kid}, payload, key, algorithms=["EdDSA"]
+        )
+
+
+LATER = int(FUTURE)
+
+
+@pytest.mark.parametrize(
+    ("payload", "detail"),
+    [
+        ('{"sub":"coder","exp":NaN}', "non-finite"),
+        ('{"sub":"coder","exp":1e999}', "non-finite"),
+        ('{"sub":"coder","exp":Infinity}', "non-finite"),
+        (f'{{"sub":"coder","exp":{LATER}.5}}', "exp is not an integer"),
+        ('{"sub":"coder","exp":99999999999999}', "exp is not an integer"),
+        (f'{{"sub":"coder","exp":{LATER},"nbf":false}}', "nbf is not an integer"),
+        (f'{{"sub":"coder","exp":{LATER},"iat":"yesterday"}}', "iat is not an integer"),
+        (f'{{"sub":"coder","exp":{LATER},"exp":99999999999}}', "duplicate claim"),
+        (f'{{"sub":"intruder","sub":"coder","exp":{LATER}}}', "duplicate claim"),
+        ('{"sub":"coder","exp":true}', "exp is not an integer"),
+        ('{"sub":"coder"}', "no exp"),
+    ],
+)
+def test_claims_are_strict(dp: DecisionPoint, payload: str, detail: str) -> None:
+    d = decide(dp, sign_raw(payload))
+    assert (d.action, d.reason_code) == (Action.DENY, ReasonCode.ATTESTATION_FAILED)
+    assert detail in (d.why_trail[0].detail or "")
+
+
+def test_integer_claims_in_range_pass(dp: DecisionPoint) -> None:
+    payload = f'{{"sub":"coder","exp":{LATER},"nbf":0,"iat":{LATER - 7200}}}'
+    assert decide(dp, sign_raw(payload)).action is Action.ALLOW

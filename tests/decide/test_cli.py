@@ -94,13 +94,13 @@ def test_policy_check() -> None:
     assert "@attestation" in out
     assert "sha256:" in out
     code, out, _ = invoke("policy", "check", "--json", PACK)
-    assert json.loads(out)["rules"] == 17
+    assert json.loads(out)["rules"] == 20
 
 
 def test_policy_test_passes() -> None:
     code, out, _ = invoke("policy", "test", PACK, CASES)
     assert code == 0, out
-    assert "60/60 cases passed" in out
+    assert "92/92 cases passed" in out
 
 
 def test_policy_test_fails_with_a_diff(tmp_path: Path) -> None:
@@ -194,7 +194,7 @@ def test_console_script_in_a_real_process(tmp_path: Path, keyring_path: Path) ->
         )
     assert done.returncode == 0, done.stderr
     decisions = [json.loads(line) for line in done.stdout.splitlines()]
-    assert len(decisions) == 60
+    assert len(decisions) == 92
     bad = subprocess.run(
         [script, "decide", "--policy", str(tmp_path / "missing.yaml")],
         capture_output=True,

@@ -400,8 +400,14 @@ def test_a_deadline_overrun_fails_closed(keyring: Keyring) -> None:
 
 
 def test_huge_integers_fail_closed(dp_for: PackFactory) -> None:
+    """Beyond ±(2**53 - 1) the request is malformed (docs/decision.md, Large integers): deny +
+    input-rejected by @request even under default allow, never a verdict."""
     d = dp_for([], default="allow").decide({"tool": "x", "args": {"n": 2**60}})
-    assert d.reason_code is ReasonCode.UNAVAILABLE
+    assert (d.action, d.reason_code, d.matched_rule) == (
+        Action.DENY,
+        ReasonCode.INPUT_REJECTED,
+        "@request",
+    )
 
 
 def test_equality_and_in_literals_of_hidden_classes_are_withheld(dp_for: PackFactory) -> None:

@@ -12,7 +12,7 @@ from refusalkit.model import Action, ReasonCode
 
 
 def test_every_case_passes(keyring: Keyring) -> None:
-    dp = DecisionPoint(load_pack(example_path("agent-tools.yaml")), keyring)
+    dp = DecisionPoint(load_pack(example_path("agent-tools.yaml")), keyring, deadline_ms=10_000)
     results = run_cases(dp, load_cases(example_path("agent-tools.cases.yaml")))
     failures = [(r.case.name, r.diff) for r in results if not r.passed]
     assert failures == []

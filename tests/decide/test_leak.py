@@ -183,7 +183,8 @@ def test_log_records_leak_nothing_even_when_decisions_fail(
     caplog.set_level(logging.DEBUG)
     dp = DecisionPoint(secret_pack(), keyring)
     card = 9364029158346271  # a secret number beyond 2**53: RFC 8785 refuses it, naming it
-    failing = [  # the canonical form cannot encode these: an internal error, deny + unavailable
+    failing = [  # the canonical form cannot encode these: a lone surrogate fails closed
+        # (deny + unavailable); a big integer makes the request malformed (deny + input-rejected)
         {"tool": "fs.write", "args": {"content": SECRETS["password"] + "\ud800"}},
         {"tool": "fs.write", "args": {"content": SECRETS["api_key"], "card": card}},
     ]
@@ -191,7 +192,8 @@ def test_log_records_leak_nothing_even_when_decisions_fail(
     for request in [*requests(), *failing]:
         decisions.append(dp.decide(request))
         decisions.append(dp.decide_line(json.dumps(request), line_number=3))
-    assert [d.reason_code.value for d in decisions[-4:] if d.reason_code] == ["unavailable"] * 4
+    codes = [d.reason_code.value for d in decisions[-4:] if d.reason_code]
+    assert codes == ["unavailable"] * 2 + ["input-rejected"] * 2
     records = caplog.records
     assert any(r.name.startswith("refusalkit") for r in records)  # the failure path did log
     texts = []

@@ -147,7 +147,7 @@ def test_example_pack_summary() -> None:
     assert summary["stages"][:3] == ["@attestation", "@scope", "@schema"]
     assert summary["stages"][-2:] == ["rules", "@default"]
     assert summary["rules"] == sum(summary["rules_by_effect"].values()) > 10
-    assert summary["field_classes"]["hostname"] == "reveal"
+    assert summary["field_classes"]["url"] == "reveal"
     assert summary["field_classes"]["credential-file"] == "redact"
 
 

@@ -16,8 +16,22 @@ from refusalkit.model import (
 
 def test_make_step_and_make_decision_equal_the_constructors() -> None:
     args = ("r", "deny", True, True, "args.path", "c", "v", "t", True, "d")
-    assert make_step(*args) == WhyStep(*args)
-    assert make_step("r", "allow", False, False) == WhyStep("r", "allow", False, False)
+    named = make_step(
+        "r",
+        "deny",
+        matched=True,
+        decisive=True,
+        field="args.path",
+        field_class="c",
+        value="v",
+        test="t",
+        missing=True,
+        detail="d",
+    )
+    assert named == WhyStep(*args)
+    assert make_step("r", "allow", matched=False, decisive=False) == WhyStep(
+        "r", "allow", False, False
+    )
     fields = (
         "id",
         Action.DENY,

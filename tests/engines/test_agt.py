@@ -223,8 +223,10 @@ requests = st.fixed_dictionaries(
 @given(request=requests)
 def test_refuses_iff_agt_refuses_or_fails_closed(agt: AgtAdapter, request: Any) -> None:
     decision = agt.decide(request)
-    if not canonicalisable(request):
-        assert decision.reason_code is ReasonCode.UNAVAILABLE
+    if not canonicalisable(request):  # an integer RFC 8785 cannot write: malformed
+        assert (decision.action, decision.reason_code, decision.matched_rule) == (
+            Action.DENY, ReasonCode.INPUT_REJECTED, "@request",
+        )  # fmt: skip
         return
     alone = agt.engine_answer(request)
     if alone.audit_entry.get("error"):  # the documented fail-closed case: AGT erred

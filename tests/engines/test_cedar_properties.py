@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from refusalkit.engines import CedarAdapter
 from refusalkit.keyring import Keyring
-from refusalkit.model import ReasonCode
+from refusalkit.model import Action, ReasonCode
 from support.records import canonicalisable
 
 POLICY = """\
@@ -64,8 +64,10 @@ def test_refuses_iff_cedar_denies_or_fails_closed(tmp_path_factory: Any, request
     adapter = _adapter(tmp_path_factory)
     decision = adapter.decide(request)
     alone = _engine(adapter, request)
-    if not canonicalisable(request):  # RFC 8785 cannot encode it: no record digest, fail closed
-        assert decision.reason_code is ReasonCode.UNAVAILABLE
+    if not canonicalisable(request):  # an integer RFC 8785 cannot write: malformed
+        assert (decision.action, decision.reason_code, decision.matched_rule) == (
+            Action.DENY, ReasonCode.INPUT_REJECTED, "@request",
+        )  # fmt: skip
         return
     if isinstance(alone, Exception) or alone.decision.value == "NoDecision":
         assert decision.reason_code is ReasonCode.UNAVAILABLE

@@ -52,14 +52,18 @@ def test_decide_with_cedar_streams_records(write: Write, keyring_path: Path) -> 
     assert {r["engine"]["name"] for r in records} == {"cedar"}
 
 
-MALFORMED = '{"tool": 3}\n[1, 2]\n{"tool": "a", "args": []}\nnot json\n'
+MALFORMED = (
+    '{"tool": 3}\n[1, 2]\n{"tool": "a", "args": []}\nnot json\n'
+    '{"tool": "fs.write", "args": {"path": "/w", "n": 9007199254740993}}\n'
+)
 
 
 def test_every_engine_rejects_a_malformed_request_as_the_native_engine_does(
     write: Write, keyring_path: Path
 ) -> None:
-    """Not JSON, no string tool, args not an object: deny + input-rejected by @request, whether
-    the pack or Cedar, Rego or AGT decides (docs/design/decision.md, Reason codes)."""
+    """Not JSON, no string tool, args not an object, an integer beyond 2**53: deny +
+    input-rejected by @request, whether the pack or Cedar, Rego or AGT decides
+    (docs/design/decision.md, Reason codes)."""
     rego = write("p.rego", 'package p\nimport rego.v1\ndecision := {"allow": true}\n')
     agt = write(
         "agt.yaml",
@@ -77,7 +81,7 @@ def test_every_engine_rejects_a_malformed_request_as_the_native_engine_does(
         assert code == 0, (name, err)
         records = [valid_record(json.loads(line)) for line in out.splitlines()]
         seen = [(r["action"], r["reason_code"], r["matched_rule"], r["retryable"]) for r in records]
-        assert seen == [("deny", "input-rejected", "@request", False)] * 4, name
+        assert seen == [("deny", "input-rejected", "@request", False)] * 5, name
 
 
 def test_engine_decisions_are_journaled_like_native_ones(

@@ -1,6 +1,7 @@
-"""CLI verb group ``policy``: ``check`` a pack, ``test`` it against its cases.
+"""CLI verb group ``policy``: ``check`` a pack, ``lint`` it, ``test`` it against its cases.
 
-Exit codes: 0 on success; 1 when ``policy test`` has a failing case; 2 on a bad pack or bad usage.
+Exit codes: 0 on success; 1 when ``policy test`` has a failing case or ``policy lint --strict``
+a warning; 2 on a bad pack or bad usage.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from rich.text import Text
 
 from refusalkit.cli._app import app
 from refusalkit.cli._common import KeyringOption, load_keyring, out_console
+from refusalkit.cli._lint import print_warnings, run_lint
 from refusalkit.decide import (
     DecisionPoint,
     explain,
+    lint_pack,
     load_cases,
     load_pack,
     run_cases,
@@ -37,10 +40,12 @@ def policy_check(
     pack_path: Annotated[Path, typer.Argument(metavar="PACK", help="Policy pack (YAML or JSON).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
-    """Validate a pack and summarise it: rules, stages, classes, digest."""
-    summary = load_pack(pack_path).summary()
+    """Validate a pack and summarise it: rules, stages, classes, digest; then lint it."""
+    pack, warnings = lint_pack(pack_path)
+    summary = pack.summary()
     if as_json:
-        typer.echo(json.dumps(summary, indent=2))
+        lint = [warning.to_dict() for warning in warnings]
+        typer.echo(json.dumps({**summary, "lint": lint}, indent=2))
         return
     table = Table(
         title=f"policy {summary['policy']} {summary['version']}: valid", title_justify="left"
@@ -55,6 +60,17 @@ def policy_check(
     classes = ", ".join(f"{k} ({v})" for k, v in summary["field_classes"].items())
     table.add_row("field classes", classes or "none (every value is redacted)")
     out_console.print(table)
+    print_warnings(warnings)
+
+
+@policy_app.command("lint")
+def policy_lint(
+    pack_path: Annotated[Path, typer.Argument(metavar="PACK", help="Policy pack (YAML or JSON).")],
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on any warning.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the warnings as JSON.")] = False,
+) -> None:
+    """Warn about rules that cannot do their job: never match, shadowed, broad, raw paths."""
+    run_lint(pack_path, strict=strict, as_json=as_json)
 
 
 @policy_app.command("test")

@@ -86,6 +86,13 @@ def serve_command(
     access_log: Annotated[
         bool, typer.Option("--access-log/--no-access-log", help="uvicorn's access log.")
     ] = False,
+    secure_cookies: Annotated[
+        bool,
+        typer.Option(
+            "--secure-cookies",
+            help="Dashboard cookie always Secure (behind a TLS-terminating proxy).",
+        ),
+    ] = False,
     checkpoint_every: Annotated[
         float,
         typer.Option(
@@ -144,6 +151,7 @@ def serve_command(
         origin=origin,
         log_decisions=log_decisions,
         engine=spec.to_dict() if spec is not None else None,
+        secure_cookies=secure_cookies,
         checkpoint_every=checkpoint_every,
         witnesses=tuple(witness or ()),
     )

@@ -10,10 +10,16 @@ fails the predicate — goes to ``jsonschema``, which also names the violated ke
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["ArgSchema", "compile_predicate"]
+import jsonschema
+from jsonschema.exceptions import ValidationError
+
+from refusalkit.decide._regex import search_predicate
+
+__all__ = ["ArgSchema", "compile_predicate", "re2_validator", "schema_patterns"]
 
 Predicate = Callable[[Any], bool]
 
@@ -195,3 +201,86 @@ class ArgSchema:
     def iter_errors(self, args: Any) -> Any:
         """The validator's errors, for the trail."""
         return self.validator.iter_errors(args)
+
+
+# -- patterns on RE2 ----------------------------------------------------------------------------
+# JSON Schema's ``pattern`` and ``patternProperties`` run on ``re`` in ``jsonschema``, which
+# backtracks: 26 characters can stall a decision for seconds. A tool schema comes from the pack,
+# its arguments from the request, so every pattern runs on RE2 (linear time) instead, and a
+# pattern RE2 cannot read is a load error (docs/policy.md, Safe loading).
+
+_VALUES = frozenset({"enum", "const", "default", "examples"})  # data, not subschemas
+
+
+def schema_patterns(
+    schema: Any, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], str]]:
+    """Every ``pattern`` and ``patternProperties`` regex of a schema, with its schema path."""
+    if isinstance(schema, list):
+        for index, item in enumerate(schema):
+            yield from schema_patterns(item, (*path, str(index)))
+        return
+    if not isinstance(schema, Mapping):
+        return
+    for key, value in schema.items():
+        if key == "pattern" and isinstance(value, str):
+            yield (*path, key), value
+        elif key == "patternProperties" and isinstance(value, Mapping):
+            for regex in value:
+                yield (*path, key, regex), regex
+        if key not in _VALUES:
+            yield from schema_patterns(value, (*path, key))
+
+
+@functools.lru_cache(maxsize=1024)
+def _search(pattern: str) -> Callable[[str], bool]:
+    return search_predicate(pattern)
+
+
+def _pattern(
+    validator: Any, pattern: str, instance: Any, _schema: Any
+) -> Iterator[ValidationError]:
+    if validator.is_type(instance, "string") and not _search(pattern)(instance):
+        yield ValidationError(f"does not match {pattern!r}")
+
+
+def _pattern_properties(
+    validator: Any, patterns: Mapping[str, Any], instance: Any, _schema: Any
+) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        search = _search(pattern)
+        for key, value in instance.items():
+            if search(key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(
+    validator: Any, extra: Any, instance: Any, schema: Any
+) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    known = schema.get("properties", {})
+    searches = [_search(p) for p in schema.get("patternProperties", {})]
+    extras = [
+        key for key in instance
+        if key not in known and not any(search(key) for search in searches)
+    ]  # fmt: skip
+    if validator.is_type(extra, "object"):
+        for key in extras:
+            yield from validator.descend(instance[key], extra, path=key)
+    elif extra is False and extras:
+        yield ValidationError("additional properties are not allowed")
+
+
+def re2_validator(cls: Any) -> Any:
+    """``cls`` (a ``jsonschema`` validator class) with its regex keywords on RE2."""
+    return jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+        cls,
+        validators={
+            "pattern": _pattern,
+            "patternProperties": _pattern_properties,
+            "additionalProperties": _additional_properties,
+        },
+    )

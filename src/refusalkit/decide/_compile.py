@@ -8,13 +8,15 @@ to its tool, in file order.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import jsonschema
 
-from refusalkit.decide._argschema import ArgSchema
+from refusalkit._bounded import BoundedCache
+from refusalkit.decide._argschema import ArgSchema, re2_validator, schema_patterns
 from refusalkit.decide._conditions import (
     FALSE,
     UNKNOWN,
@@ -22,8 +24,18 @@ from refusalkit.decide._conditions import (
     ConditionSpecError,
     compile_condition,
 )
+from refusalkit.decide._fields import (
+    EACH,
+    FieldPathError,
+    Step,
+    StepKind,
+    parse_field_path,
+)
 from refusalkit.decide._glob import compile_glob
+from refusalkit.decide._kinds import COMPONENTS, Kind, kind_parser
+from refusalkit.decide._logic import Severity
 from refusalkit.decide._records import make_step
+from refusalkit.decide._regex import search_predicate
 from refusalkit.decide._source import KeyPath, Lines
 from refusalkit.model import Action, WhyStep
 
@@ -36,6 +48,7 @@ __all__ = [
     "CompiledRule",
     "CondSpec",
     "FieldGroup",
+    "KnownTool",
     "Plan",
     "RuleSet",
     "ToolRule",
@@ -45,7 +58,7 @@ __all__ = [
 ]
 
 UNCLASSIFIED = "unclassified"
-SEVERITY = {"audit": 0, "allow": 1, "deny": 2, "block": 3}
+SEVERITY: Mapping[str, Severity] = {effect.name.lower(): effect for effect in Severity}
 _CACHE_LIMIT = 4096
 
 
@@ -61,10 +74,24 @@ class CondSpec:
     cond: Condition
     field_class: str
     reveal: bool
+    rest: tuple[Step, ...] = ()  # steps after the plain keys, up to any ``[*]``
+    each: tuple[Step, ...] | None = None  # for a ``[*]`` path: the steps run on each element
+    every: bool = False  # ``[*]``: every element must match (allow), else any element does
 
 
-# A branch: the conditions left to test, and the tool condition already known true (if any).
-Branch = tuple[tuple[CondSpec, ...], tuple[CondSpec, int] | None]
+class KnownTool(NamedTuple):
+    """A branch's ``tool`` condition, evaluated once per tool name: its outcome (true)."""
+
+    spec: CondSpec
+    outcome: int
+
+
+class Branch(NamedTuple):
+    """A branch specialised to one tool: the conditions left to test, and its tool condition
+    when that is already known to hold."""
+
+    conds: tuple[CondSpec, ...]
+    tool: KnownTool | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +101,7 @@ class CompiledRule:
     index: int
     id: str
     effect: str
-    severity: int
+    severity: Severity
     message: str | None
     branches: tuple[tuple[CondSpec, ...], ...]  # empty: no `when`, always matches
 
@@ -107,17 +134,18 @@ class FieldGroup:
     ``/``), so they are computed once per directory (a bounded cache).
     """
 
-    __slots__ = ("base", "dirs", "exact", "parts", "positions", "specs", "subs", "under")
+    __slots__ = ("base", "dirs", "exact", "parse", "parts", "positions", "specs", "subs", "under")
 
-    def __init__(self, parts: tuple[str, ...]) -> None:
+    def __init__(self, parts: tuple[str, ...], parse: Callable[[Any], Any] | None = None) -> None:
         self.parts = parts
+        self.parse = parse  # the field's kind, parsed once for the whole group
         self.positions: list[int] = []
         self.specs: dict[int, CondSpec] = {}
         self.exact: dict[str, list[tuple[int, int]]] = {}
         self.base: dict[str, list[tuple[int, int]]] = {}
         self.dirs: dict[str, list[tuple[int, int]]] = {}
         self.subs: dict[str, list[tuple[int, int]]] = {}
-        self.under: dict[str, list[tuple[int, int]]] = {}  # directory part → its ``dir`` hits
+        self.under: BoundedCache[str, list[tuple[int, int]]] = BoundedCache(_CACHE_LIMIT)
 
     def add(self, position: int, spec: CondSpec, index: tuple[tuple[str, str], ...]) -> None:
         """Index a rule's condition; each key lists a rule once, with its first alternative."""
@@ -164,10 +192,7 @@ class FieldGroup:
                 found = dict(hits) if found is None else _merge(found, hits)
             slash = head.find("/", slash + 1)
         listed = list(found.items()) if found is not None else []
-        if len(self.under) >= _CACHE_LIMIT:
-            self.under.clear()
-        self.under[head] = listed
-        return listed
+        return self.under.put(head, listed)
 
 
 def _merge(found: dict[int, int], hits: list[tuple[int, int]]) -> dict[int, int]:
@@ -217,28 +242,40 @@ def false_step(rule: CompiledRule, spec: CondSpec) -> WhyStep:
 def _groupable(rule: ToolRule) -> CondSpec | None:
     if rule.always or len(rule.branches) != 1:
         return None
-    conds, _ = rule.branches[0]
-    if len(conds) != 1 or conds[0].cond.index is None:
+    conds = rule.branches[0].conds
+    if len(conds) != 1 or conds[0].cond.index is None or conds[0].each is not None:
         return None
-    return conds[0]
+    return conds[0] if _group_parse(conds[0]) is not False else None
+
+
+def _group_parse(spec: CondSpec) -> Callable[[Any], Any] | bool | None:
+    """The kind parser a group applies to the field (None: none); False: not groupable."""
+    if not spec.rest:
+        return None
+    if len(spec.rest) == 1 and spec.rest[0].kind is StepKind.PARSE:
+        parse: Callable[[Any], Any] = spec.rest[0].arg
+        return parse
+    return False
 
 
 def make_plan(rules: tuple[ToolRule, ...]) -> Plan:
     """Group the rules of one tool by field where their conditions allow lookups."""
-    groups: dict[tuple[str, ...], FieldGroup] = {}
+    groups: dict[tuple[tuple[str, ...], Any], FieldGroup] = {}
     generic: list[int] = []
     template: list[WhyStep | None] = []
     false_steps: dict[CondSpec, WhyStep] = {}
     for position, rule in enumerate(rules):
-        for conds, _ in rule.branches:
-            for each in conds:
+        for branch in rule.branches:
+            for each in branch.conds:
                 false_steps[each] = false_step(rule.rule, each)
         spec = _groupable(rule)
         if spec is None or spec.cond.index is None:
             generic.append(position)
             template.append(None)
             continue
-        group = groups.setdefault(spec.parts, FieldGroup(spec.parts))
+        parse = _group_parse(spec)
+        parse = parse if callable(parse) else None
+        group = groups.setdefault((spec.parts, parse), FieldGroup(spec.parts, parse))
         group.add(position, spec, spec.cond.index)
         template.append(false_steps[spec])
     return Plan(rules, tuple(generic), tuple(groups.values()), tuple(template), false_steps)
@@ -299,18 +336,22 @@ def _specialise(rule: CompiledRule, tool: str) -> ToolRule | None:
     for conds in rule.branches:
         tool_spec = next((c for c in conds if c.path == "tool"), None)
         if tool_spec is None:
-            kept.append((conds, None))
+            kept.append(Branch(conds, None))
             continue
         outcome = tool_spec.cond.check(tool)
         if outcome == FALSE:
             continue
         if outcome == UNKNOWN:
-            kept.append((conds, None))
+            kept.append(Branch(conds, None))
         else:
-            kept.append((tuple(c for c in conds if c is not tool_spec), (tool_spec, outcome)))
+            rest = tuple(c for c in conds if c is not tool_spec)
+            kept.append(Branch(rest, KnownTool(tool_spec, outcome)))
     if not kept:
         return None
-    single = kept[0][0][0] if len(kept) == 1 and len(kept[0][0]) == 1 else None
+    only = kept[0].conds if len(kept) == 1 else ()
+    single = only[0] if len(only) == 1 else None
+    if single is not None and (single.rest or single.each is not None):
+        single = None  # a list or element path goes through the general evaluation
     return ToolRule(rule, tuple(kept), always=False, single=single)
 
 
@@ -334,6 +375,26 @@ class CompiledPack:
     rules: RuleSet
 
 
+def _check_classes(classes: Mapping[str, Any], lines: Lines) -> None:
+    """Field-class options that contradict each other are load errors (docs/design/policy.md)."""
+    for name, spec in classes.items():
+        if spec.get("kind") != "path" and ("case_fold" in spec or "windows" in spec):
+            option = "case_fold" if "case_fold" in spec else "windows"
+            raise lines.error(
+                f"{option} is an option of kind: path",
+                ("field_classes", name, option),
+                hint="Add kind: path to the class, or remove the option.",
+            )
+    for name in sorted(k for k, v in classes.items() if v.get("reveal", False)):
+        if classes[name].get("sensitive", False):
+            raise lines.error(
+                f"field class {name!r} is both sensitive and reveal: true",
+                ("field_classes", name),
+                hint="A sensitive class must stay redacted: drop `reveal: true` (or the "
+                "`sensitive` label, if its values may be shown).",
+            )
+
+
 class _Compiler:
     def __init__(self, data: Mapping[str, Any], lines: Lines) -> None:
         self.data = data
@@ -341,21 +402,21 @@ class _Compiler:
         classes = data.get("field_classes", {})
         self.classes = {UNCLASSIFIED, *classes}
         self.reveal = frozenset(k for k, v in classes.items() if v.get("reveal", False))
-        for name in sorted(self.reveal):
-            if classes[name].get("sensitive", False):
-                raise lines.error(
-                    f"field class {name!r} is both sensitive and reveal: true",
-                    ("field_classes", name),
-                    hint="A sensitive class must stay redacted: drop `reveal: true` (or the "
-                    "`sensitive` label, if its values may be shown).",
-                )
+        self.kinds = {k: v for k, v in classes.items() if "kind" in v}
+        _check_classes(classes, lines)
 
-    def spec(self, field: str, raw: Any, where: KeyPath) -> CondSpec:
+    def spec(self, field: str, raw: Any, where: KeyPath, *, every: bool = False) -> CondSpec:
+        try:
+            parsed = parse_field_path(field)
+        except FieldPathError as exc:
+            raise self.lines.error(str(exc), where) from exc
         named = raw.get("class", UNCLASSIFIED) if isinstance(raw, Mapping) else UNCLASSIFIED
         shown = field == "tool" or (isinstance(named, str) and named in self.reveal)
+        declared = self.kinds.get(named) if isinstance(named, str) else None
+        kind = declared.get("kind") if declared is not None else None
         # a literal of a hidden class is withheld from the test text too (docs/design/decision.md)
         try:
-            cond = compile_condition(raw, hide_values=not shown)
+            cond = compile_condition(raw, hide_values=not shown, kind=kind)
         except ConditionSpecError as exc:
             raise self.lines.error(str(exc), (*where, exc.key) if exc.key else where) from exc
         field_class = cond.field_class or UNCLASSIFIED
@@ -366,24 +427,46 @@ class _Compiler:
                 hint="Declare it under field_classes (with reveal: true to show its values).",
             )
         reveal = field == "tool" or field_class in self.reveal
-        return CondSpec(field, tuple(field.split(".")), cond, field_class, reveal)
+        steps = (*(Step(StepKind.KEY, p) for p in parsed.parts), *parsed.rest)
+        if declared is not None:
+            self.check_case(declared, raw, where)
+            steps = _with_parse(steps, declared)
+        plain = next((i for i, s in enumerate(steps) if s.kind is not StepKind.KEY), len(steps))
+        rest, each = _split_each(steps[plain:])
+        parts = tuple(s.arg for s in steps[:plain])
+        return CondSpec(field, parts, cond, field_class, reveal, rest, each, every)
+
+    def check_case(self, declared: Mapping[str, Any], raw: Any, where: KeyPath) -> None:
+        """A ``case_fold`` class sees lower-case values: upper-case literals could never match."""
+        if not declared.get("case_fold") or not isinstance(raw, Mapping):
+            return
+        for op in ("glob", "prefix", "in"):
+            items = raw.get(op)
+            for item in items if isinstance(items, list) else [items]:
+                if isinstance(item, str) and item != item.lower():
+                    raise self.lines.error(
+                        f"{item!r} has upper-case letters, but its class folds case",
+                        (*where, op),
+                        hint="Write the literal in lower case: values of a case_fold class are.",
+                    )
 
     def rule(self, index: int, raw: Mapping[str, Any]) -> CompiledRule:
         when = raw.get("when")
+        effect = raw["effect"]
         where: KeyPath = ("rules", index, "when")
         if when is None:
             branches: tuple[tuple[CondSpec, ...], ...] = ()
         elif isinstance(when, list):
-            branches = tuple(self.branch(m, (*where, j)) for j, m in enumerate(when))
+            branches = tuple(self.branch(m, (*where, j), effect) for j, m in enumerate(when))
         else:
-            branches = (self.branch(when, where),)
-        effect = raw["effect"]
+            branches = (self.branch(when, where, effect),)
         return CompiledRule(
-            index, raw["id"], effect, SEVERITY[effect], raw.get("message"), branches
+            index, raw["id"], effect, Severity.of(effect), raw.get("message"), branches
         )
 
-    def branch(self, conds: Mapping[str, Any], where: KeyPath) -> tuple[CondSpec, ...]:
-        return tuple(self.spec(f, c, (*where, f)) for f, c in conds.items())
+    def branch(self, conds: Mapping[str, Any], where: KeyPath, effect: str) -> tuple[CondSpec, ...]:
+        every = effect == "allow"  # an allow holds for a list only when every element does
+        return tuple(self.spec(f, c, (*where, f), every=every) for f, c in conds.items())
 
     def filter(self, index: int, raw: Mapping[str, Any]) -> CompiledFilter:
         cond = {k: v for k, v in raw.items() if k not in ("id", "field", "message", "description")}
@@ -424,8 +507,31 @@ class _Compiler:
             except jsonschema.SchemaError as exc:
                 where = ("tools", tool, "args", *exc.absolute_path)
                 raise self.lines.error(f"not a valid JSON Schema: {exc.message}", where) from exc
-            out[tool] = ArgSchema(cls(schema))
+            self.check_patterns(tool, schema)
+            out[tool] = ArgSchema(re2_validator(cls)(schema))
         return out
+
+    def check_patterns(self, tool: str, schema: Any) -> None:
+        """Every schema regex must be one RE2 reads; ``unevaluatedProperties`` would run the
+        ``patternProperties`` regexes on ``re``, so the two are not combined."""
+        where: KeyPath = ("tools", tool, "args")
+        found = list(schema_patterns(schema))
+        for path, pattern in found:
+            try:
+                search_predicate(pattern)
+            except Exception as exc:  # re2 raises its own error type
+                msg = f"the schema regex {pattern!r} is not one RE2 can run"
+                raise self.lines.error(
+                    msg,
+                    (*where, *path[:-1]),
+                    hint="Schema patterns run on RE2: no backreferences, no lookaround.",
+                ) from exc
+        if found and '"unevaluatedProperties"' in json.dumps(schema):
+            raise self.lines.error(
+                "unevaluatedProperties cannot be combined with patterns in a tool schema",
+                where,
+                hint="Use additionalProperties instead.",
+            )
 
     def compile(self) -> CompiledPack:
         rules = tuple(self.rule(i, r) for i, r in enumerate(self.data["rules"]))
@@ -439,6 +545,33 @@ class _Compiler:
             filters=filters,
             rules=RuleSet(rules),
         )
+
+
+def _with_parse(steps: tuple[Step, ...], declared: Mapping[str, Any]) -> tuple[Step, ...]:
+    """Insert the kind's parse step: before the component the path names (``args.url.host``),
+    or at the end, where the parsed value is the kind's normal text."""
+    kind = Kind(declared["kind"])
+    names = COMPONENTS[kind]
+    keys = [i for i, step in enumerate(steps) if step.kind is StepKind.KEY]
+    at = keys[-1] if len(keys) > 1 and steps[keys[-1]].arg in names else None
+    parse = kind_parser(
+        kind,
+        record=at is not None,
+        case_fold=bool(declared.get("case_fold")),
+        windows=bool(declared.get("windows")),
+    )
+    step = Step(StepKind.PARSE, parse)
+    if at is None:
+        return (*steps, step)
+    return (*steps[:at], step, *steps[at:])
+
+
+def _split_each(steps: tuple[Step, ...]) -> tuple[tuple[Step, ...], tuple[Step, ...] | None]:
+    """The steps before a ``[*]`` and those run on each element (None: no ``[*]``)."""
+    if EACH not in steps:
+        return steps, None
+    at = steps.index(EACH)
+    return steps[:at], steps[at + 1 :]
 
 
 def compile_pack(data: Mapping[str, Any], lines: Lines) -> CompiledPack:

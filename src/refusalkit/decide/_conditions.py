@@ -1,9 +1,9 @@
 """Conditions compiled once into small three-valued predicates (docs/design/policy.md, Conditions).
 
-``Condition.check(value)`` returns an ``int``: ``>= 0`` when the condition holds (the index of the
-alternative that matched, so the trail can name it), ``FALSE`` (-1) when it does not, and
-``UNKNOWN`` (-2) when the value has the wrong type for the test. A missing field is unknown too;
-the caller decides that before calling ``check``.
+``Condition.check(value)`` returns a ``Tri`` outcome (``_logic``): ``Tri.FALSE`` when it does not
+hold, ``Tri.UNKNOWN`` when the value has the wrong type for the test, and when it holds the index
+of the alternative that matched (``Tri.TRUE`` is 0, the first), so the trail can name it. A
+missing field is unknown too; the caller decides that before calling ``check``.
 """
 
 from __future__ import annotations
@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from refusalkit.decide._glob import compile_glob
+from refusalkit.decide._logic import Tri
 from refusalkit.decide._regex import regex_literal, search_predicate
 
 __all__ = [
     "FALSE",
     "OPERATORS",
+    "TRUE",
     "UNKNOWN",
     "Condition",
     "ConditionSpecError",
@@ -28,8 +30,9 @@ __all__ = [
     "json_type",
 ]
 
-FALSE = -1
-UNKNOWN = -2
+FALSE = Tri.FALSE
+UNKNOWN = Tri.UNKNOWN
+TRUE = Tri.TRUE
 OPERATORS = ("glob", "regex", "prefix", "in", "range", "cidr", "not")
 
 Check = Callable[[Any], int]
@@ -60,7 +63,7 @@ class Condition:
 
     def describe(self, outcome: int) -> str:
         """The trail's ``test`` text for an outcome of ``check``."""
-        return self.tests[outcome] if outcome >= 0 else self.test_false
+        return self.tests[outcome] if outcome >= TRUE else self.test_false
 
 
 def json_type(value: Any) -> str:
@@ -125,7 +128,7 @@ def _string_any(preds: Sequence[Callable[[str], bool]]) -> Check:
         def check_one(value: Any) -> int:
             if not isinstance(value, str):
                 return UNKNOWN
-            return 0 if only(value) else FALSE
+            return TRUE if only(value) else FALSE
 
         return check_one
 
@@ -211,7 +214,7 @@ def _ip(value: str) -> IPForms | None:
     return ((6, int(addr)),)
 
 
-def _cidr_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
+def _cidr_op(spec: Any, names_false: bool) -> tuple[Check, tuple[str, ...], str]:
     items = _as_list(spec, "cidr")
     try:
         nets = tuple(ipaddress.ip_network(item, strict=False) for item in items)
@@ -226,8 +229,8 @@ def _cidr_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
         if not isinstance(value, str):
             return UNKNOWN
         forms = _ip(value)
-        if forms is None:
-            return UNKNOWN
+        if forms is None:  # a host name the url kind has already checked is in no network
+            return FALSE if names_false else UNKNOWN
         for index, net_version, network, mask in masks:
             for version, number in forms:
                 if version == net_version and number & mask == network:
@@ -276,7 +279,7 @@ def _range_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
             return UNKNOWN
         if (low is not None and value < low) or (high is not None and value > high):
             return FALSE
-        return 0
+        return TRUE
 
     text = f"range [{_show(low) if low is not None else '-inf'}, "
     text += f"{_show(high) if high is not None else '+inf'}]"
@@ -292,7 +295,7 @@ def _equal_op(target: Any, hide: bool) -> tuple[Check, tuple[str, ...], str]:
         def check_str(value: Any) -> int:
             if not isinstance(value, str):
                 return UNKNOWN
-            return 0 if value == target else FALSE
+            return TRUE if value == target else FALSE
 
         check: Check = check_str
     else:
@@ -300,20 +303,20 @@ def _equal_op(target: Any, hide: bool) -> tuple[Check, tuple[str, ...], str]:
         def check(value: Any) -> int:
             if json_type(value) != kind:
                 return UNKNOWN
-            return 0 if value == target else FALSE
+            return TRUE if value == target else FALSE
 
     text = f"== {_withheld(1) if hide else _show(target)}"
     return check, (text,), text
 
 
-def _not_op(spec: Any, hide: bool) -> tuple[Check, tuple[str, ...], str]:
-    inner = compile_condition(spec, hide_values=hide)
+def _not_op(spec: Any, hide: bool, kind: str | None) -> tuple[Check, tuple[str, ...], str]:
+    inner = compile_condition(spec, hide_values=hide, kind=kind)
 
     def check(value: Any) -> int:
         outcome = inner.check(value)
         if outcome == UNKNOWN:
             return UNKNOWN
-        return FALSE if outcome >= 0 else 0
+        return FALSE if outcome >= TRUE else TRUE
 
     text = f"not ({inner.test_false})"
     return check, (text,), text
@@ -327,7 +330,9 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def compile_condition(spec: Any, *, hide_values: bool = False) -> Condition:
+def compile_condition(
+    spec: Any, *, hide_values: bool = False, kind: str | None = None
+) -> Condition:
     """Compile one condition: a bare scalar (equality) or a map with one operator and ``class``.
 
     ``hide_values``: the field's class is not ``reveal: true``, so the trail texts of ``==`` and
@@ -335,6 +340,9 @@ def compile_condition(spec: Any, *, hide_values: bool = False) -> Condition:
     be the request's value in clear, docs/design/decision.md Redaction). Patterns (``glob``,
     ``regex``, ``prefix``, ``cidr``) and ``range`` bounds are shown: they describe values, they are
     not one.
+
+    ``kind``: the field class's kind. Under ``url`` the value reaching ``cidr`` is a host the
+    parser accepted, so a host name is in no network (false), not unknown (docs/policy.md).
     """
     if not isinstance(spec, Mapping):
         check, tests, false_text = _equal_op(spec, hide_values)
@@ -350,19 +358,21 @@ def compile_condition(spec: Any, *, hide_values: bool = False) -> Condition:
         raise ConditionSpecError(
             f"a condition has exactly one operator of {', '.join(OPERATORS)} (found {len(ops)})"
         )
-    return _operator(ops[0], spec[ops[0]], field_class, hide_values)
+    return _operator(ops[0], spec[ops[0]], field_class, hide_values, kind)
 
 
-def _operator(op: str, arg: Any, field_class: str | None, hide: bool) -> Condition:
+def _operator(
+    op: str, arg: Any, field_class: str | None, hide: bool, kind: str | None
+) -> Condition:
     if op in ("glob", "regex", "prefix"):
         check, tests, false_text = _string_op(op, arg)
     elif op == "cidr":
-        check, tests, false_text = _cidr_op(arg)
+        check, tests, false_text = _cidr_op(arg, names_false=kind == "url")
     elif op == "in":
         check, tests, false_text = _in_op(arg, hide)
     elif op == "range":
         check, tests, false_text = _range_op(arg)
     else:
-        check, tests, false_text = _not_op(arg, hide)
+        check, tests, false_text = _not_op(arg, hide, kind)
     items = arg if isinstance(arg, list) else [arg]
     return Condition(check, tests, false_text, field_class, index_keys(op, items))

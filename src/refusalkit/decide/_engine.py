@@ -1,10 +1,12 @@
 """The decision point: one request in, one Decision out, never an exception (docs/design/policy.md).
 
 Stages run in order and the first that refuses decides: ``@attestation``, ``@scope``,
-``@schema``, the input filters, the rules, ``@default``. Any exception, deadline overrun or
-malformed request yields ``deny`` + ``unavailable`` + ``@unavailable``. Every value written into
-the why-trail is a keyed redaction token unless its field class is ``reveal: true`` or the field is
-``tool`` (docs/design/decision.md, Redaction).
+``@schema``, the input filters, the rules, ``@default``. Any exception or deadline overrun
+yields ``deny`` + ``unavailable`` + ``@unavailable``; a malformed request (not JSON, no string
+``tool``, ``args``/``caller`` not objects, an integer beyond ±(2**53 - 1)) yields ``deny`` +
+``input-rejected`` + ``@request``. Every value written into the why-trail is a keyed redaction
+token unless its field class is ``reveal: true`` or the field is ``tool`` (docs/design/decision.md,
+Redaction).
 
 The hot path does no parsing and builds only what the Decision holds: steps whose content is
 fully determined (a stage that passed, a rule outcome on the same value) are built once and
@@ -13,7 +15,6 @@ records are filled slot by slot (``_records``). All caches are bounded and hold 
 immutable values, so threads may share a decision point.
 """
 
-# ruff: noqa: FBT003 (WhyStep's booleans are passed positionally on the hot path)
 from __future__ import annotations
 
 import json
@@ -21,17 +22,22 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from jsonschema.exceptions import best_match
+from rfc8785 import IntegerDomainError
 
-import refusalkit
+from refusalkit._bounded import BoundedCache
+from refusalkit._version import __version__
 from refusalkit.decide._attest import Attestor
 from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, Plan, ToolRule
-from refusalkit.decide._conditions import FALSE, UNKNOWN
+from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN
+from refusalkit.decide._fields import MISSING, element_path, run_steps
+from refusalkit.decide._logic import Severity, Tri
 from refusalkit.decide._pack import Pack
-from refusalkit.decide._records import make_decision, make_step, make_subject
-from refusalkit.decide._stages import MESSAGES, STAGE_CODES, failure_step, format_args_path
+from refusalkit.decide._records import Subjects, make_decision, make_step
+from refusalkit.decide._schemapath import schema_field, schema_pointer
+from refusalkit.decide._stages import MESSAGES, STAGE_CODES, failure_step
 from refusalkit.decide._stamps import stamp
 from refusalkit.errors import RequestError
 from refusalkit.keyring import Keyring
@@ -51,7 +57,7 @@ __all__ = ["DecisionPoint"]
 
 log = logging.getLogger("refusalkit.decide")
 
-_MISSING: Any = object()
+_MISSING: Any = MISSING
 _clock = time.perf_counter
 _EMPTY: Mapping[str, Any] = {}
 _CACHE_LIMIT = 4096
@@ -59,10 +65,43 @@ _ATTESTATION_CLASS = "attestation-token"
 _ATTEST_TEST = "compact JWS, alg EdDSA, kid trusted, sub = caller.agent, not expired"
 _DENY, _BLOCK, _ALLOW, _AUDIT = Action.DENY, Action.BLOCK, Action.ALLOW, Action.AUDIT
 _POLICY_DENIED = ReasonCode.POLICY_DENIED
+# Enum members as module globals: on Python 3.11 ``Tri.TRUE`` costs a class-attribute lookup
+# (~90 ns) each time; a global is a dictionary hit.
+_SEV_AUDIT, _SEV_DENY, _SEV_BLOCK = Severity.AUDIT, Severity.DENY, Severity.BLOCK
+# Records on the hot path are built with ``tuple.__new__`` (C): the same NamedTuple as calling
+# the class, without its Python-level ``__new__`` (about four times the cost).
+_tuple = tuple.__new__
+# Integers beyond I-JSON's exact range (RFC 7493 §2.2) cannot be written by RFC 8785 (§3.2.2.3),
+# so no decision could name the request's digest: a malformed request (``@request``), alike in
+# the library, CLI and service.
+_BIG_INTEGER = (
+    "an integer beyond ±(2**53 - 1) cannot be recorded exactly (RFC 7493 §2.2); send it as a string"
+)
 
-# Why a rule came out as it did: the condition, the value it saw, and check()'s outcome.
-Witness = tuple[CondSpec, Any, int] | None
-Outcome = tuple[Action, ReasonCode | None, str, str | None]
+_SHOWN_ELEMENTS = 16  # a list step's detail names at most this many elements' outcomes
+
+
+class Witness(NamedTuple):
+    """Why a rule came out as it did: the condition, the value it saw, and check()'s outcome.
+
+    For a ``[*]`` path, ``value`` is the element that decided, ``element`` its index and
+    ``outcomes`` every element's outcome (shown element by element in the trail).
+    """
+
+    spec: CondSpec
+    value: Any
+    outcome: int
+    element: int | None = None
+    outcomes: tuple[int, ...] | None = None
+
+
+class Verdict(NamedTuple):
+    """What the rules (or ``@default``) decided: the action, its code, the rule and message."""
+
+    action: Action
+    reason_code: ReasonCode | None
+    rule: str
+    message: str | None
 
 
 class _Refusal(Exception):  # noqa: N818 (control flow inside the engine, never escapes)
@@ -86,58 +125,123 @@ def _lookup(request: Mapping[str, Any], parts: tuple[str, ...]) -> Any:
     return value
 
 
+def _pick(outcomes: tuple[int, ...], every: bool) -> tuple[int | None, int]:
+    """The element that decides a ``[*]`` condition, and the condition's outcome.
+
+    Every element (allow): false if one is false, else unknown if one is unknown, else true;
+    an empty list is unknown (no element to allow). Any element (deny, block, audit, filters):
+    unknown if one is unknown (fail closed), else true if one is true, else false.
+    """
+    if every:
+        for index, outcome in enumerate(outcomes):
+            if outcome == FALSE:
+                return index, FALSE
+    for index, outcome in enumerate(outcomes):
+        if outcome == UNKNOWN:
+            return index, UNKNOWN
+    if every:
+        return (0, outcomes[0]) if outcomes else (None, UNKNOWN)
+    for index, outcome in enumerate(outcomes):
+        if outcome >= TRUE:
+            return index, outcome
+    return (0 if outcomes else None), FALSE
+
+
+def _check_steps(value: Any, spec: CondSpec) -> Witness:
+    """A condition on a path with brackets: run its steps, fanning out over a ``[*]``."""
+    value = run_steps(value, spec.rest)
+    check = spec.cond.check
+    if spec.each is None:
+        outcome = UNKNOWN if value is _MISSING else check(value)
+        return _tuple(Witness, (spec, value, outcome, None, None))
+    if type(value) is not list:
+        return _tuple(Witness, (spec, value, UNKNOWN, None, None))
+    after = spec.each
+    values = [run_steps(item, after) if after else item for item in value]
+    outcomes = tuple(UNKNOWN if v is _MISSING else check(v) for v in values)
+    element, outcome = _pick(outcomes, spec.every)
+    shown = values[element] if element is not None else _MISSING
+    return _tuple(Witness, (spec, shown, outcome, element, outcomes))
+
+
+def _check(request: Mapping[str, Any], spec: CondSpec) -> Witness:
+    """Evaluate one condition on a request."""
+    value = _lookup(request, spec.parts)
+    if spec.rest or spec.each is not None:
+        return _check_steps(value, spec)
+    outcome = UNKNOWN if value is _MISSING else spec.cond.check(value)
+    return _tuple(Witness, (spec, value, outcome, None, None))
+
+
 def _eval_branch(
-    request: Mapping[str, Any], conds: tuple[CondSpec, ...], witness: Witness
-) -> tuple[int, Witness]:
+    request: Mapping[str, Any], conds: tuple[CondSpec, ...], witness: Witness | None
+) -> tuple[Tri, Witness | None]:
     """All-of, three-valued: false if any is false, else unknown if any is unknown, else true."""
-    unknown: Witness = None
+    unknown: Witness | None = None
     for spec in conds:
-        value = _lookup(request, spec.parts)
-        outcome = UNKNOWN if value is _MISSING else spec.cond.check(value)
+        seen = _check(request, spec)
+        outcome = seen.outcome
         if outcome == FALSE:
-            return -1, (spec, value, outcome)
+            return FALSE, seen
         if outcome == UNKNOWN:
             if unknown is None:
-                unknown = (spec, value, outcome)
+                unknown = seen
         else:
-            witness = (spec, value, outcome)
+            witness = seen
     if unknown is not None:
-        return 0, unknown
-    return 1, witness
+        return UNKNOWN, unknown
+    return TRUE, witness
 
 
-def _eval_rule(request: Mapping[str, Any], tool: str, rule: ToolRule) -> tuple[int, Witness]:
-    """Any-of over the branches, three-valued: 1 true, 0 unknown, -1 false."""
+def _eval_rule(request: Mapping[str, Any], tool: str, rule: ToolRule) -> tuple[Tri, Witness | None]:
+    """Any-of over the branches, three-valued: true if any is, else unknown if any is."""
     if rule.always:
-        return 1, None
-    unknown: Witness = None
-    false: Witness = None
-    for conds, tool_known in rule.branches:
-        witness = None if tool_known is None else (tool_known[0], tool, tool_known[1])
-        state, witness = _eval_branch(request, conds, witness)
-        if state == 1:
-            return 1, witness
-        if state == 0:
+        return TRUE, None
+    unknown: Witness | None = None
+    false: Witness | None = None
+    for branch in rule.branches:
+        known = branch.tool
+        witness = None
+        if known is not None:
+            witness = _tuple(Witness, (known.spec, tool, known.outcome, None, None))
+        state, witness = _eval_branch(request, branch.conds, witness)
+        if state is TRUE:
+            return TRUE, witness
+        if state is UNKNOWN:
             if unknown is None:
                 unknown = witness
         elif false is None:
             false = witness
     if unknown is not None:
-        return 0, unknown
-    return -1, false
+        return UNKNOWN, unknown
+    return FALSE, false
 
 
-def _grouped_hits(request: Mapping[str, Any], plan: Plan) -> list[tuple[int, int, Witness]]:
+class Hit(NamedTuple):
+    """A rule that may decide: its position in the plan, its state and why."""
+
+    position: int
+    state: Tri
+    witness: Witness | None
+
+
+def _grouped_hits(request: Mapping[str, Any], plan: Plan) -> list[Hit]:
     """Rules decided by lookups: true ones with their alternative; unknown for a non-string."""
-    hits: list[tuple[int, int, Witness]] = []
+    hits: list[Hit] = []
     for group in plan.groups:
         value = _lookup(request, group.parts)
+        if group.parse is not None:
+            value = group.parse(value)
         specs = group.specs
         if type(value) is str:
             for position, alternative in group.match(value).items():
-                hits.append((position, 1, (specs[position], value, alternative)))
+                witness = _tuple(Witness, (specs[position], value, alternative, None, None))
+                hits.append(_tuple(Hit, (position, TRUE, witness)))
         else:  # a string test on a non-string (or missing) value is unknown
-            hits.extend((p, 0, (specs[p], value, UNKNOWN)) for p in group.positions)
+            hits.extend(
+                _tuple(Hit, (p, UNKNOWN, _tuple(Witness, (specs[p], value, UNKNOWN, None, None))))
+                for p in group.positions
+            )
     return hits
 
 
@@ -146,7 +250,7 @@ def _generic_hits(
     tool: str,
     plan: Plan,
     trail: list[WhyStep | None],
-    hits: list[tuple[int, int, Witness]],
+    hits: list[Hit],
 ) -> None:
     """Rules checked one by one: a false one gets its fixed step, the others are hits."""
     rules = plan.rules
@@ -159,13 +263,15 @@ def _generic_hits(
             if outcome == FALSE:
                 trail[position] = plan.false_steps[spec]
             else:
-                hits.append((position, 0 if outcome == UNKNOWN else 1, (spec, value, outcome)))
+                state = UNKNOWN if outcome == UNKNOWN else TRUE
+                seen = _tuple(Witness, (spec, value, outcome, None, None))
+                hits.append(_tuple(Hit, (position, state, seen)))
             continue
         state, witness = _eval_rule(request, tool, rule)
-        if state == -1 and witness is not None:
-            trail[position] = plan.false_steps[witness[0]]
-        else:
-            hits.append((position, state, witness))
+        if state is FALSE and witness is not None and witness.outcomes is None:
+            trail[position] = plan.false_steps[witness.spec]
+        else:  # a false ``[*]`` condition is shown element by element, so it is built
+            hits.append(_tuple(Hit, (position, state, witness)))
 
 
 def _request_parts(request: Any) -> tuple[str, Mapping[str, Any], Mapping[str, Any]]:
@@ -210,7 +316,7 @@ class DecisionPoint:
         self._compiled = pack.compiled
         self._redactor = keyring.redactor()
         self._policy = pack.ref
-        self._engine = EngineRef("refusalkit", refusalkit.__version__)
+        self._engine = EngineRef("refusalkit", __version__)
         self._deadline_ms = deadline_ms
         self._deadline = deadline_ms / 1000.0
         att = pack.compiled.attestation
@@ -222,13 +328,13 @@ class DecisionPoint:
             or compiled.tool_schemas
             or compiled.filters
         )
-        self._tokens: dict[str, dict[str, str]] = {}
-        self._subjects: dict[tuple[Any, Any], Subject] = {}
-        self._steps: dict[Any, WhyStep] = {}
+        self._tokens: dict[str, BoundedCache[str, str]] = {}
+        self._subjects = Subjects()
+        self._steps: BoundedCache[Any, WhyStep] = BoundedCache(_CACHE_LIMIT)
         self._last_token = ("", "", "")
         effect = compiled.default.value
         self._default_steps = tuple(
-            make_step("@default", effect, True, decisive, test="no rule matched")
+            make_step("@default", effect, matched=True, decisive=decisive, test="no rule matched")
             for decisive in (False, True)
         )
 
@@ -286,7 +392,10 @@ class DecisionPoint:
                 tool, args, caller = _request_parts(request)
         else:
             tool, args, caller = _request_parts(request)
-        digest = self._redactor.digest(canonical_bytes(request))
+        try:
+            digest = self._redactor.digest(canonical_bytes(request))
+        except IntegerDomainError as exc:
+            raise RequestError(_BIG_INTEGER) from exc
         subject = self._subject(caller.get("agent"), caller.get("session"))
         steps: list[WhyStep] = []
         try:
@@ -346,14 +455,14 @@ class DecisionPoint:
             make_step(
                 "@attestation",
                 "deny",
-                refused,
-                refused,
-                "caller.token",
-                _ATTESTATION_CLASS,
-                shown,
-                _ATTEST_TEST,
-                token is None,
-                result.detail,
+                matched=refused,
+                decisive=refused,
+                field="caller.token",
+                field_class=_ATTESTATION_CLASS,
+                value=shown,
+                test=_ATTEST_TEST,
+                missing=token is None,
+                detail=result.detail,
             )
         )
         if refused:
@@ -384,24 +493,48 @@ class DecisionPoint:
             detail = "no capability of this agent grants the tool"
         refused = granted is None
         return make_step(
-            "@scope", "deny", refused, refused, "tool", UNCLASSIFIED, tool, test, False, detail
+            "@scope",
+            "deny",
+            matched=refused,
+            decisive=refused,
+            field="tool",
+            field_class=UNCLASSIFIED,
+            value=tool,
+            test=test,
+            detail=detail,
         )
 
     def _schema(self, validator: Any, tool: str, args: Any, steps: list[WhyStep]) -> None:
         if validator.is_valid(args):
             step = self._steps.get(("@schema", tool))
             if step is None:
-                step = make_step("@schema", "deny", False, False, "args", None, None, "json-schema")
+                step = make_step(
+                    "@schema",
+                    "deny",
+                    matched=False,
+                    decisive=False,
+                    field="args",
+                    test="json-schema",
+                )
                 self._remember(("@schema", tool), step)
             steps.append(step)
             return
         error = best_match(validator.iter_errors(args))
-        field = format_args_path(error.absolute_path) if error is not None else "args"
+        schema_path = tuple(error.absolute_schema_path) if error is not None else ()
+        field = schema_field(schema_path)
         keyword = str(error.validator) if error is not None else "?"
-        detail = f"{field} violates the schema keyword '{keyword}'"
+        detail = f"{field} violates the schema keyword '{keyword}' at {schema_pointer(schema_path)}"
         test = f"json-schema {keyword}"
         steps.append(
-            make_step("@schema", "deny", True, True, field, None, None, test, False, detail)
+            make_step(
+                "@schema",
+                "deny",
+                matched=True,
+                decisive=True,
+                field=field,
+                test=test,
+                detail=detail,
+            )
         )
         raise _Refusal("@schema")
 
@@ -416,27 +549,29 @@ class DecisionPoint:
                 step = make_step(
                     item.id,
                     "deny",
-                    False,
-                    False,
-                    spec.path,
-                    spec.field_class,
-                    None,
-                    spec.cond.test_false,
-                    True,
-                    "field absent: no text to check",
+                    matched=False,
+                    decisive=False,
+                    field=spec.path,
+                    field_class=spec.field_class,
+                    test=spec.cond.test_false,
+                    missing=True,
+                    detail="field absent: no text to check",
                 )
                 self._remember(spec, step)
             steps.append(step)
             return
-        outcome = spec.cond.check(value)
-        refused = outcome != FALSE
-        steps.append(self._step(item.id, "deny", refused, refused, (spec, value, outcome)))
+        if spec.rest or spec.each is not None:
+            witness = _check_steps(value, spec)
+        else:
+            witness = _tuple(Witness, (spec, value, spec.cond.check(value), None, None))
+        refused = witness.outcome != FALSE
+        steps.append(self._step(item.id, "deny", refused, refused, witness))
         if refused:
             raise _Refusal(item.id, item.message)
 
     # -- rules --------------------------------------------------------------------------------
 
-    def _rules(self, request: Mapping[str, Any], tool: str, steps: list[WhyStep]) -> Outcome:
+    def _rules(self, request: Mapping[str, Any], tool: str, steps: list[WhyStep]) -> Verdict:
         plan = self._compiled.rules.for_tool(tool)
         if not plan.rules:  # no rule can apply to this tool (an unknown tool, say)
             steps.append(self._default_steps[True])
@@ -450,21 +585,21 @@ class DecisionPoint:
             hits.sort()  # positions are distinct, so only they are compared
         best: ToolRule | None = None
         audit: ToolRule | None = None
-        matched_hits: list[tuple[int, bool, Witness]] = []
+        matched_hits: list[tuple[int, bool, Witness | None]] = []
         for position, state, witness in hits:
             rule = rules[position]
             severity = rule.rule.severity
-            matched = state == 1 or severity >= 2
+            matched = state is TRUE or (state is UNKNOWN and severity >= _SEV_DENY)
             matched_hits.append((position, matched, witness))
             if not matched:
                 continue
-            if severity == 0:
+            if severity is _SEV_AUDIT:
                 if audit is None:
                     audit = rule
             elif best is None or severity > best.rule.severity:
                 best = rule
         outcome = self._outcome(best, audit)
-        decisive = outcome[2]
+        decisive = outcome.rule
         for position, matched, witness in matched_hits:
             spec = rules[position].rule
             trail[position] = self._step(
@@ -475,33 +610,38 @@ class DecisionPoint:
             steps.append(self._default_steps[decisive == "@default"])
         return outcome
 
-    def _outcome(self, best: ToolRule | None, audit: ToolRule | None) -> Outcome:
-        if best is not None and best.rule.severity >= 2:
+    def _outcome(self, best: ToolRule | None, audit: ToolRule | None) -> Verdict:
+        """The verdict from the most severe matched rule (first in file order) and the first
+        matched audit rule: a refusal, else ``@default`` deny, else audit, else allow."""
+        if best is not None and best.rule.severity >= _SEV_DENY:
             rule = best.rule
-            action = _BLOCK if rule.severity == 3 else _DENY
-            return action, _POLICY_DENIED, rule.id, rule.message or MESSAGES["rule"]
+            action = _BLOCK if rule.severity is _SEV_BLOCK else _DENY
+            message = rule.message or MESSAGES["rule"]
+            return _tuple(Verdict, (action, _POLICY_DENIED, rule.id, message))
         if best is None and self._compiled.default is not _ALLOW:
-            return _DENY, _POLICY_DENIED, "@default", MESSAGES["@default"]
+            return _tuple(Verdict, (_DENY, _POLICY_DENIED, "@default", MESSAGES["@default"]))
         if audit is not None:
-            return _AUDIT, None, audit.rule.id, audit.rule.message
+            return _tuple(Verdict, (_AUDIT, None, audit.rule.id, audit.rule.message))
         if best is not None:
-            return _ALLOW, None, best.rule.id, best.rule.message
-        return _ALLOW, None, "@default", None
+            return _tuple(Verdict, (_ALLOW, None, best.rule.id, best.rule.message))
+        return _tuple(Verdict, (_ALLOW, None, "@default", None))
 
     # -- trail values -------------------------------------------------------------------------
 
     def _step(
-        self, rule: str, effect: str, matched: bool, decisive: bool, witness: Witness
+        self, rule: str, effect: str, matched: bool, decisive: bool, witness: Witness | None
     ) -> WhyStep:
         """The step of a rule or filter; identical steps are built once and shared."""
         if witness is None:
             key: Any = (rule, matched, decisive)
             step = self._steps.get(key)
             if step is None:
-                step = make_step(rule, effect, matched, decisive, test="always")
+                step = make_step(rule, effect, matched=matched, decisive=decisive, test="always")
                 self._remember(key, step)
             return step
-        spec, value, outcome = witness
+        if witness.outcomes is not None:
+            return self._elements_step(rule, effect, matched, decisive, witness)
+        spec, value, outcome = witness.spec, witness.value, witness.outcome
         if type(value) is str:  # keyed by the value itself: a repeat needs no HMAC at all
             key = (spec, outcome, matched, decisive, value)
             cache = self._steps
@@ -509,45 +649,67 @@ class DecisionPoint:
             if step is None:
                 text = value if spec.reveal else self._value_token(spec.field_class, value)
                 cond = spec.cond
-                test = cond.tests[outcome] if outcome >= 0 else cond.test_false
+                test = cond.tests[outcome] if outcome >= TRUE else cond.test_false
                 step = make_step(
                     rule,
                     effect,
-                    matched,
-                    decisive,
-                    spec.path,
-                    spec.field_class,
-                    text,
-                    test,
-                    outcome == UNKNOWN,
+                    matched=matched,
+                    decisive=decisive,
+                    field=spec.path,
+                    field_class=spec.field_class,
+                    value=text,
+                    test=test,
+                    missing=outcome == UNKNOWN,
                 )
-                if len(cache) >= _CACHE_LIMIT:
-                    cache.clear()
-                cache[key] = step
+                cache.put(key, step)
             return step
         missing = value is _MISSING
-        if missing:
-            shown = None
-        elif spec.reveal:
-            shown = value if type(value) is str else value_text(value)
-        else:
-            shown = self._token(spec.field_class, value)
+        shown = self._shown(spec, value)
         key = (spec, outcome, matched, decisive, shown, missing)
         step = self._steps.get(key)
         if step is None:
             step = make_step(
                 rule,
                 effect,
-                matched,
-                decisive,
-                spec.path,
-                spec.field_class,
-                shown,
-                spec.cond.describe(outcome),
-                missing or outcome == UNKNOWN,
+                matched=matched,
+                decisive=decisive,
+                field=spec.path,
+                field_class=spec.field_class,
+                value=shown,
+                test=spec.cond.describe(outcome),
+                missing=missing or outcome == UNKNOWN,
             )
             self._remember(key, step)
         return step
+
+    def _elements_step(
+        self, rule: str, effect: str, matched: bool, decisive: bool, witness: Witness
+    ) -> WhyStep:
+        """The step of a ``[*]`` condition: the deciding element, and every element's outcome."""
+        spec, value, outcome = witness.spec, witness.value, witness.outcome
+        missing = value is _MISSING
+        shown = self._shown(spec, value)
+        index = witness.element
+        return make_step(
+            rule,
+            effect,
+            matched=matched,
+            decisive=decisive,
+            field=spec.path if index is None else element_path(spec.path, index),
+            field_class=spec.field_class,
+            value=shown,
+            test=spec.cond.describe(outcome),
+            missing=missing or outcome == UNKNOWN,
+            detail=_elements_detail(witness.outcomes or (), every=spec.every),
+        )
+
+    def _shown(self, spec: CondSpec, value: Any) -> str | None:
+        """A value as a trail shows it: None when missing, else literal (``reveal``) or token."""
+        if value is _MISSING:
+            return None
+        if spec.reveal:
+            return value if type(value) is str else value_text(value)
+        return self._token(spec.field_class, value)
 
     def _value_token(self, field_class: str, value: str) -> str:
         """The token of a string value; remembers the last one (rules on one field share it)."""
@@ -564,29 +726,17 @@ class DecisionPoint:
             return self._redactor.token(field_class, value)
         cache = self._tokens.get(field_class)
         if cache is None:
-            cache = self._tokens[field_class] = {}
+            cache = self._tokens[field_class] = BoundedCache(_CACHE_LIMIT)
         token = cache.get(value)
         if token is None:
-            token = self._redactor.token(field_class, value)
-            if len(cache) >= _CACHE_LIMIT:
-                cache.clear()
-            cache[value] = token
+            token = cache.put(value, self._redactor.token(field_class, value))
         return token
 
     def _remember(self, key: Any, step: WhyStep) -> None:
-        if len(self._steps) >= _CACHE_LIMIT:
-            self._steps.clear()
-        self._steps[key] = step
+        self._steps.put(key, step)
 
     def _subject(self, agent: Any, session: Any) -> Subject:
-        key = (agent if type(agent) is str else None, session if type(session) is str else None)
-        subject = self._subjects.get(key)
-        if subject is None:
-            subject = make_subject(_encodable(key[0]), _encodable(key[1]))
-            if len(self._subjects) >= _CACHE_LIMIT:
-                self._subjects.clear()
-            self._subjects[key] = subject
-        return subject
+        return self._subjects.get(agent, session)
 
     # -- failing closed -----------------------------------------------------------------------
 
@@ -637,17 +787,16 @@ class DecisionPoint:
         )
 
 
-def _encodable(value: str | None) -> str | None:
-    """A caller's agent or session id as a decision keeps it: only a ``str`` that UTF-8, and so
-    RFC 8785, can encode (a lone surrogate would make the decision itself unjournalable); else
-    unknown (None). Checked once per distinct id, when its ``Subject`` is made."""
-    if value is None:
-        return None
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    return value
+def _elements_detail(outcomes: tuple[int, ...], *, every: bool) -> str:
+    """``[*]`` outcomes element by element: ``every element: [0] true, [1] false``."""
+    mode = "every element" if every else "any element"
+    if not outcomes:
+        return f"{mode}: the list is empty"
+    words: dict[int, str] = {FALSE: "false", UNKNOWN: "unknown"}
+    shown = [f"[{i}] {words.get(o, 'true')}" for i, o in enumerate(outcomes[:_SHOWN_ELEMENTS])]
+    more = len(outcomes) - _SHOWN_ELEMENTS
+    tail = f", and {more} more" if more > 0 else ""
+    return f"{mode}: {', '.join(shown)}{tail}"
 
 
 def _where(line_number: int | None) -> str:

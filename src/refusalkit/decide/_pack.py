@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from refusalkit.decide._compile import SEVERITY, CompiledPack, compile_pack
-from refusalkit.decide._source import Lines, read_pack_source
+from refusalkit.decide._source import Lines, check_depth, read_pack_source
 from refusalkit.decide._validate import validate_pack_data
 from refusalkit.errors import PolicyError
 from refusalkit.model import PolicyRef, canonical_json
@@ -44,6 +44,7 @@ class Pack:
     ) -> Pack:
         """Validate and compile pack data; raises ``PolicyError`` naming source, line and key."""
         where = lines or Lines(source)
+        check_depth(data, where)  # before anything that recurses
         validate_pack_data(data, where)
         frozen = copy.deepcopy(dict(data))
         try:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
+from refusalkit._bounded import BoundedCache
 from refusalkit.model import (
     DECISION_SCHEMA,
     Action,
@@ -61,9 +62,10 @@ def make_subject(agent: str | None, session: str | None) -> Subject:
     return subject  # type: ignore[no-any-return]
 
 
-def make_step(  # noqa: PLR0917 (mirrors WhyStep's positional fields)
+def make_step(
     rule: str,
     effect: str,
+    *,
     matched: bool,
     decisive: bool,
     field: str | None = None,
@@ -73,7 +75,8 @@ def make_step(  # noqa: PLR0917 (mirrors WhyStep's positional fields)
     missing: bool = False,
     detail: str | None = None,
 ) -> WhyStep:
-    """A ``WhyStep`` with the given fields (same result as ``WhyStep(...)``)."""
+    """A ``WhyStep`` with the given fields (same result as ``WhyStep(...)``); every field after
+    ``effect`` is named, so no bare boolean is passed by position."""
     step: Any = _new(WhyStep)
     _s_rule(step, rule)
     _s_effect(step, effect)
@@ -141,21 +144,21 @@ class Subjects:
     """The ``Subject`` of ``(caller.agent, caller.session)``, made once per distinct pair.
 
     A non-string id, or one UTF-8 cannot encode, is unknown (None). The cache is bounded
-    (cleared whole when full) and holds only complete, immutable values: safe between threads.
+    (``BoundedCache``: emptied when full) and holds only complete, immutable values: safe between
+    threads. The built-in engine and the engine adapters share this one definition.
     """
 
     __slots__ = ("_cache",)
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[str | None, str | None], Subject] = {}
+        self._cache: BoundedCache[tuple[str | None, str | None], Subject] = BoundedCache(
+            _SUBJECT_LIMIT
+        )
 
     def get(self, agent: Any, session: Any) -> Subject:
         """The subject of these ids (as the caller sent them: any JSON value)."""
         key = (agent if type(agent) is str else None, session if type(session) is str else None)
         subject = self._cache.get(key)
         if subject is None:
-            subject = make_subject(_encodable(key[0]), _encodable(key[1]))
-            if len(self._cache) >= _SUBJECT_LIMIT:
-                self._cache.clear()
-            self._cache[key] = subject
+            subject = self._cache.put(key, make_subject(_encodable(key[0]), _encodable(key[1])))
         return subject

@@ -1,15 +1,24 @@
 """Reading a pack file into plain JSON data plus a map from key paths to line numbers.
 
-YAML (and JSON, which YAML 1.2 mostly contains) is *composed* into PyYAML nodes, whose marks
-carry line numbers; we build the data from the nodes ourselves so that every key path knows its
-line, duplicate keys are an error, and only JSON types come out (docs/design/policy.md: errors name
+YAML (and JSON, which YAML 1.2 contains) is *composed* into PyYAML nodes, whose marks carry line
+numbers; we build the data from the nodes ourselves so that every key path knows its line,
+duplicate keys are an error, and only JSON types come out (docs/design/policy.md: errors name
 file, line and key).
+
+Loading is safe against a hostile pack author (docs/policy.md, Safe loading):
+
+- Plain scalars mean what YAML 1.2's core schema says. One that YAML 1.1 reads differently
+  (``NO``, ``on``, ``0777``, ``1:20``, ``1e3``, ``1_000``) is refused at its line: quote it. A
+  reader or a tool on YAML 1.1 would otherwise see another pack than the engine does.
+- Aliases are refused (a 1 KB "billion laughs" expands to gigabytes), before anything is built.
+- Nesting is bounded (``MAX_DEPTH``), so no later stage can exhaust the stack.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +28,18 @@ import yaml
 
 from refusalkit.errors import PolicyError
 
-__all__ = ["KeyPath", "Lines", "format_path", "parse_pack_text", "read_pack_source"]
+__all__ = [
+    "MAX_DEPTH",
+    "KeyPath",
+    "Lines",
+    "check_depth",
+    "format_path",
+    "parse_pack_text",
+    "read_pack_source",
+]
+
+MAX_DEPTH = 32  # nested maps and lists; a real pack needs about ten
+_FLATTEN = "Flatten the pack; no rule needs this much nesting."
 
 KeyPath = tuple[str | int, ...]
 
@@ -67,9 +87,57 @@ _SCALARS = {
 }
 
 
+# YAML 1.2.2 §10.3.2, the core schema's tag resolution of plain scalars.
+_NULL = re.compile(r"null|Null|NULL|~|")
+_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_INT10 = re.compile(r"[-+]?[0-9]+")
+_INT8 = re.compile(r"0o[0-7]+")
+_INT16 = re.compile(r"0x[0-9a-fA-F]+")
+_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+_SPECIAL = re.compile(r"[-+]?\.(inf|Inf|INF)|\.nan|\.NaN|\.NAN")
+
+
+def core_scalar(text: str) -> Any:
+    """A plain scalar as the YAML 1.2 core schema reads it."""
+    if _NULL.fullmatch(text):
+        return None
+    if text in _BOOL:
+        return _BOOL[text]
+    return _core_number(text)
+
+
+def _core_number(text: str) -> Any:
+    if _INT10.fullmatch(text):
+        return int(text)
+    if _INT8.fullmatch(text):
+        return int(text[2:], 8)
+    if _INT16.fullmatch(text):
+        return int(text[2:], 16)
+    if _SPECIAL.fullmatch(text):
+        return float(text.lower().replace(".", ""))  # "+inf", "-inf", "nan"
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    return text
+
+
+def _same(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return bool(a == b)
+
+
+def _show(value: Any) -> str:
+    return (
+        json.dumps(value) if not isinstance(value, float) or math.isfinite(value) else repr(value)
+    )
+
+
 class _Builder:
-    def __init__(self, lines: Lines) -> None:
+    def __init__(self, lines: Lines, *, json_text: bool = False) -> None:
         self.lines = lines
+        self.json_text = json_text  # JSON is YAML 1.2: its numbers are never ambiguous
         self.constructor = yaml.SafeLoader("")
 
     def build(self, node: yaml.Node, path: KeyPath) -> Any:
@@ -80,12 +148,32 @@ class _Builder:
             return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
         if node.tag not in _SCALARS:
             raise self.lines.error(f"{node.tag.rsplit(':', 1)[-1]} values are not JSON", path)
-        return self.constructor.construct_object(node, deep=True)
+        return self._scalar(node, path)
+
+    def _scalar(self, node: Any, path: KeyPath) -> Any:
+        """A scalar's value: quoted ones are strings; plain ones follow YAML 1.2 (see above)."""
+        old = self.constructor.construct_object(node, deep=True)
+        implicit = self.constructor.resolve(yaml.ScalarNode, node.value, (True, False))  # type: ignore[no-untyped-call]
+        if node.style is not None or node.tag != implicit:
+            return old  # quoted, or tagged explicitly (``!!str 1``)
+        new = core_scalar(node.value)
+        if not self.json_text and not _same(old, new):
+            raise PolicyError(
+                f"the plain value {node.value!r} is ambiguous: YAML 1.1 reads it as "
+                f"{_show(old)}, YAML 1.2 as {_show(new)}",
+                file=self.lines.source,
+                line=node.start_mark.line + 1,
+                key=format_path(path) or None,
+                hint=f'Quote it ("{node.value}") or write the value you mean in YAML 1.2 form.',
+            )
+        return new
 
     def _mapping(self, node: yaml.MappingNode, path: KeyPath) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
-            key = self.constructor.construct_object(key_node, deep=True)
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise self.lines.error("keys must be strings, not maps or lists", path)
+            key = self._scalar(key_node, (*path, str(key_node.value)))
             if not isinstance(key, str):
                 raise self.lines.error(f"keys must be strings, not {key!r}", (*path, str(key)))
             if key in out:
@@ -102,10 +190,52 @@ class _Builder:
         return out
 
 
-def parse_pack_text(text: str, source: str, *, hint: str | None = None) -> tuple[Any, Lines]:
-    """Parse YAML or JSON text into JSON data and its line map (``hint``: see ``Lines``)."""
+def _line(event: Any) -> int | None:
+    mark = event.start_mark
+    return mark.line + 1 if mark is not None else None
+
+
+def _scan(text: str, source: str, hint: str | None) -> None:
+    """Refuse aliases and deep nesting from the event stream, before anything is composed (the
+    parser keeps its own stack; the composer and everything after it recurse)."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.AliasEvent):
+            problem = f"YAML aliases are not supported (*{event.anchor})"
+            fix = "Write the value out where it is used; packs take no aliases."
+            raise PolicyError(problem, file=source, line=_line(event), hint=hint or fix)
+        if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                problem, fix = f"nested deeper than {MAX_DEPTH} levels", _FLATTEN
+                raise PolicyError(problem, file=source, line=_line(event), hint=hint or fix)
+        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            depth -= 1
+
+
+def check_depth(data: Any, lines: Lines) -> None:
+    """Refuse data nested deeper than ``MAX_DEPTH`` (for packs given as data, not text)."""
+    stack: list[tuple[Any, KeyPath]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            raise lines.error(f"nested deeper than {MAX_DEPTH} levels", path[:MAX_DEPTH], _FLATTEN)
+        if isinstance(value, dict):
+            stack.extend((v, (*path, str(k))) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, (*path, i)) for i, v in enumerate(value))
+
+
+def parse_pack_text(
+    text: str, source: str, *, hint: str | None = None, json_text: bool = False
+) -> tuple[Any, Lines]:
+    """Parse YAML or JSON text into JSON data and its line map (``hint``: see ``Lines``).
+
+    ``json_text``: the text is JSON (already checked), whose plain numbers are YAML 1.2 ones.
+    """
     lines = Lines(source, hint=hint)
     try:
+        _scan(text, source, hint)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -116,7 +246,7 @@ def parse_pack_text(text: str, source: str, *, hint: str | None = None) -> tuple
         raise PolicyError(f"not valid YAML/JSON: {exc}", file=source, hint=hint) from exc
     if node is None:
         raise PolicyError("the file is empty", file=source, line=1, hint=hint)
-    data = _Builder(lines).build(node, ())
+    data = _Builder(lines, json_text=json_text).build(node, ())
     _check_json_numbers(data, lines)
     return data, lines
 
@@ -161,4 +291,5 @@ def read_pack_source(path: str | Path, *, what: str = "policy pack") -> tuple[An
             raise PolicyError(
                 f"not valid JSON: {exc.msg}", file=str(source), line=exc.lineno, hint=hint
             ) from exc
-    return parse_pack_text(text, str(source), hint=hint)
+    json_text = source.suffix.lower() == ".json"
+    return parse_pack_text(text, str(source), hint=hint, json_text=json_text)

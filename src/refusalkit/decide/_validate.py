@@ -7,7 +7,7 @@ that says what to do.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import difflib
 from functools import cache
 from typing import Any
 
@@ -62,14 +62,25 @@ def _schema_error(error: ValidationError, lines: Lines) -> PolicyError:
         extra = [key for key in error.instance if key not in allowed]
         if extra:
             path.append(extra[0])
-            message = f"unknown key {extra[0]!r}; allowed here: {', '.join(sorted(allowed))}"
+            near = difflib.get_close_matches(extra[0], sorted(allowed), n=1, cutoff=0.6)
+            guess = f" (did you mean {near[0]!r}?)" if near else ""
+            message = f"unknown key {extra[0]!r}{guess}; allowed here: {', '.join(sorted(allowed))}"
+            hint = f"Rename {extra[0]!r} to {near[0]!r}." if near else None
+            return lines.error(message, path, hint=hint)
     return lines.error(message, path)
 
 
 def validate_pack_data(data: Any, lines: Lines) -> None:
     """Raise ``PolicyError`` at the first problem of ``data``; return when it is a valid pack."""
     _reserved_ids(data, lines)
-    errors: Iterable[ValidationError] = _validator().iter_errors(data)
+    errors = list(_validator().iter_errors(data))
+    # An unknown key is usually the cause of the other errors ("efect" leaves "effect"
+    # missing), so it is reported first, wherever it is, with its nearest valid spelling.
+    unknown = [e for e in errors if e.validator == "additionalProperties"]
+    if unknown:
+        raise _schema_error(
+            min(unknown, key=lambda e: lines.line(list(e.absolute_path)) or 0), lines
+        )
     error = best_match(errors)
     if error is not None:
         raise _schema_error(error, lines)

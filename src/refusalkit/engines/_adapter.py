@@ -93,8 +93,8 @@ class Adapter(ABC):
         try:
             if not _well_formed(request):
                 parse_request(request)  # raises RequestError naming the problem
-            outcome = self.outcome(request)
-            decision = self.recorder.decision(request, outcome)
+            digest = self.recorder.request_digest(request)  # before the engine sees the request
+            decision = self.recorder.decision(request, self.outcome(request), digest)
         except RequestError as exc:
             problem = f"{where}malformed request: {exc.message}"
             return self.recorder.failed(request, problem, rejected=True)

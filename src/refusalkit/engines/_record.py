@@ -14,9 +14,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, NamedTuple
 
+from rfc8785 import IntegerDomainError
+
 from refusalkit._bounded import BoundedCache
 from refusalkit.decide import Subjects, make_decision, make_step, stamp
 from refusalkit.engines._mapping import MISSING, EngineMapping, lookup, parse_path
+from refusalkit.errors import RequestError
 from refusalkit.keyring import Keyring
 from refusalkit.model import (
     Action,
@@ -35,6 +38,10 @@ __all__ = ["Outcome", "Recorder", "source_digest"]
 log = logging.getLogger("refusalkit.engines")
 
 UNAVAILABLE_MESSAGE = "No clean verdict could be rendered, so the request was refused; retry later."
+# The built-in engine's words for the same malformed request (docs/design/policy-values.md).
+BIG_INTEGER = (
+    "an integer beyond ±(2**53 - 1) cannot be recorded exactly (RFC 7493 §2.2); send it as a string"
+)
 REJECTED_MESSAGE = "The request is malformed; fix it before sending it again."
 DEFAULT_MESSAGE = "No rule allows this request."
 
@@ -161,9 +168,16 @@ class Recorder:
                          field_class=field_class, value=shown, test=test,
                          missing=value is MISSING, detail=detail)  # fmt: skip
 
-    def decision(self, request: Mapping[str, Any], outcome: Outcome) -> Decision:
-        """The record of ``outcome`` on ``request``."""
-        digest = self._mac.digest(canonical_json(request))
+    def request_digest(self, request: Mapping[str, Any]) -> str:
+        """The keyed digest of the request's RFC 8785 bytes; ``RequestError`` for an integer RFC
+        8785 cannot write (§3.2.2.3), a malformed request as the built-in engine decides it."""
+        try:
+            return self._mac.digest(canonical_json(request))
+        except IntegerDomainError as exc:
+            raise RequestError(BIG_INTEGER) from exc
+
+    def decision(self, request: Mapping[str, Any], outcome: Outcome, digest: str) -> Decision:
+        """The record of ``outcome`` on ``request`` whose ``request_digest`` is ``digest``."""
         decision_id, decided_at = stamp()
         code = outcome.reason_code
         return make_decision(

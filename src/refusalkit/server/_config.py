@@ -22,6 +22,9 @@ class ServiceConfig:
 
     ``keys_file`` None is only accepted with ``insecure_no_auth`` (local development: every caller
     gets every scope). ``keyring`` None means ``$REFUSALKIT_KEYRING`` or the default keyring.
+    ``secure_cookies``: mark the dashboard's session cookie ``Secure`` whatever the request's
+    scheme, for a service behind a TLS-terminating proxy that forwards plain HTTP (without it,
+    the cookie is ``Secure`` only on requests that arrive over https).
     The service signs a checkpoint every ``checkpoint_every`` seconds when the log grew, and has
     each one cosigned by the ``witnesses`` (URL prefixes, C2SP tlog-witness). ``signer_state`` is
     the signer state directory (default: beside the keyring file; docs/design/journal.md).
@@ -40,6 +43,7 @@ class ServiceConfig:
     max_group_commit: int = 10_000
     max_entries_page: int = 1000
     engine: dict[str, Any] | None = None  # an EngineSpec.to_dict(): decide with it, not a pack
+    secure_cookies: bool = False
     checkpoint_every: float = 10.0
     witnesses: tuple[str, ...] = ()
     signer_state: Path | None = None

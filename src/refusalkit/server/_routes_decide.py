@@ -13,6 +13,8 @@ sent; when the journal cannot take them, the answer is 503 and nothing is allowe
 
 from __future__ import annotations
 
+import json
+import re
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -96,13 +98,33 @@ async def _journal(service: Service, entries: list[Entry]) -> list[int]:
         raise _not_journaled(exc) from exc
 
 
+# A run of 16 or more digits may be an integer beyond 2**53, which orjson reads as a float
+# (above 2**64) or exactly: either way such bodies are parsed as the CLI parses a line, so the
+# same bytes get the same decision (docs/decision.md, Large integers). Digits inside strings
+# only take the slower, equally exact path.
+_LONG_NUMBER = re.compile(rb"[0-9]{16}")
+
+
 def _decide_one(service: Service, body: bytes) -> Decision:
     point = service.pack.point
+    if _LONG_NUMBER.search(body):
+        return point.decide_line(body)
     try:
         request = orjson.loads(body)
     except orjson.JSONDecodeError:
         return point.decide_line(body)
     return point.decide(request)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _loads_batch(body: bytes) -> Any:
+    """The batch body: orjson, or the exact stdlib parser when a long number may be in it."""
+    if _LONG_NUMBER.search(body):
+        return json.loads(body, parse_constant=_no_constant)
+    return orjson.loads(body)
 
 
 def _account(service: Service, decisions: list[Decision]) -> None:
@@ -171,8 +193,8 @@ async def answer_decide(service: Service, body: bytes) -> Answer:
 
 def _batch_items(service: Service, body: bytes) -> list[Any]:
     try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
+        data = _loads_batch(body)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, NaN, or too deep
         raise ApiError(
             422,
             ErrorCode.INVALID_REQUEST,

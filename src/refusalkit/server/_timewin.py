@@ -38,6 +38,14 @@ def window(since: str | None, until: str | None, last: str | None) -> tuple[str 
                 "Pass either since=RFC3339 or last=DURATION.",
             )
         seconds = int(match.group(1)) * _UNITS[match.group(2)]
-        since = format_timestamp(now_utc() - dt.timedelta(seconds=seconds))
+        try:
+            since = format_timestamp(now_utc() - dt.timedelta(seconds=seconds))
+        except OverflowError as exc:  # before year 1: a client's mistake, not an incident
+            raise ApiError(
+                422,
+                ErrorCode.INVALID_REQUEST,
+                f"`last` reaches back before year 1 ({last})",
+                "Pass a shorter duration, or since=RFC3339.",
+            ) from exc
         return since, normalise_time(until, "until")
     return normalise_time(since, "since"), normalise_time(until, "until")

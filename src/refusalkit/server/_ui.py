@@ -1,8 +1,11 @@
 """The dashboard at ``/ui``: server-rendered HTML (Jinja2), inline CSS and SVG, no script.
 
 A login form takes a key with the ``read`` scope and sets a signed session cookie (``HttpOnly``,
-``SameSite=Strict``). The page's Content-Security-Policy allows nothing but its own inline style
-(by hash) and form posts to itself, so it fetches nothing at run time.
+``SameSite=Strict``; ``Secure`` over https, or always with ``secure_cookies`` behind a TLS proxy).
+Posts to ``/ui/login`` and ``/ui/logout`` from another site are refused (403): a browser names
+the page that posts in ``Origin`` (RFC 6454 §7) or ``Sec-Fetch-Site``, and either must be this
+host. The page's Content-Security-Policy allows nothing but its own inline style (by hash) and
+form posts to itself, so it fetches nothing at run time.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from refusalkit._version import __version__
 from refusalkit.server._dashboard import CODE_COLOURS, DashboardData, gather
 from refusalkit.server._errors import ApiError
-from refusalkit.server._keys import Scope
+from refusalkit.server._keys import ApiKey, Scope
 from refusalkit.server._service import Service
 from refusalkit.server._session import COOKIE_NAME
 from refusalkit.server._verify_job import verify_in_child
@@ -70,10 +73,34 @@ def _viewer(request: Request, service: Service) -> str | None:
     claims = service.sessions.read(request.cookies.get(COOKIE_NAME))
     if claims is None:
         return None
-    key = store.get(claims.name)
-    if key is None or not key.hash.endswith(claims.key_hash) or not key.allows(Scope.READ):
+    key = _session_key(store.list_keys(), claims.name, claims.key_hash)
+    if key is None or not key.allows(Scope.READ):
         return None
     return key.name
+
+
+def _session_key(keys: tuple[ApiKey, ...], name: str, key_hash: str) -> ApiKey | None:
+    """The record the session was issued for: its name *and* hash (a name revoked and added
+    again names two records; the first is the revoked one)."""
+    return next((k for k in keys if k.name == name and k.hash.endswith(key_hash)), None)
+
+
+def _same_site(request: Request) -> bool:
+    """Whether a post comes from this site's own pages (or from no browser page at all)."""
+    origin = request.headers.get("origin")
+    if origin is not None:
+        host = request.headers.get("host", "")
+        return origin != "null" and origin.split("://", 1)[-1] == host
+    fetch_site = request.headers.get("sec-fetch-site")
+    return fetch_site in (None, "same-origin", "none")
+
+
+def _cross_site() -> Response:
+    return _page(
+        "login.html",
+        status=403,
+        error="This form was posted from another site; open the dashboard and log in here.",
+    )
 
 
 @router.get("/login")
@@ -86,6 +113,8 @@ async def login_form() -> Response:
 async def login(request: Request, key: str = Form("")) -> Response:
     """Check the key; on success set the session cookie and go to the dashboard."""
     service: Service = request.app.state.service
+    if not _same_site(request):
+        return _cross_site()
     try:
         record = service.auth.check(key.strip(), Scope.READ)
     except ApiError as exc:
@@ -97,15 +126,17 @@ async def login(request: Request, key: str = Form("")) -> Response:
         max_age=service.sessions.lifetime_s,
         httponly=True,
         samesite="strict",
-        secure=request.url.scheme == "https",
+        secure=service.config.secure_cookies or request.url.scheme == "https",
         path="/ui",
     )
     return response
 
 
 @router.post("/logout")
-async def logout() -> Response:
+async def logout(request: Request) -> Response:
     """Forget the session."""
+    if not _same_site(request):
+        return _cross_site()
     response = RedirectResponse("/ui/login", status_code=303)
     response.delete_cookie(COOKIE_NAME, path="/ui")
     return response

@@ -1,0 +1,118 @@
+"""Field paths: ``args.path``, list elements ``args.paths[*]`` and ``args.paths[0]``.
+
+A path is dotted keys; a key may be followed by ``[N]`` (element N of a list) or ``[*]`` (every
+element, at most once per path). The keys before the first bracket are looked up as before
+(``parts``); what follows is a short program of steps (``rest``) run on the value found there.
+A ``[*]`` fans the condition out over the elements: how their outcomes combine is the rule's
+business (any element for deny, block, audit and filters; every element for allow), see
+``_pick`` in the engine. docs/policy.md, Lists, is the contract.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from enum import Enum
+from typing import Any, NamedTuple
+
+__all__ = [
+    "EACH",
+    "MISSING",
+    "FieldPath",
+    "FieldPathError",
+    "Step",
+    "StepKind",
+    "element_path",
+    "lookup",
+    "parse_field_path",
+    "run_steps",
+]
+
+MISSING: Any = object()  # a value the request does not have (a missing field is unknown)
+_SEGMENT = re.compile(r"([^\[\]]+)((?:\[(?:\*|[0-9]+)\])*)")
+_BRACKET = re.compile(r"\[(\*|[0-9]+)\]")
+
+
+class StepKind(Enum):
+    """What one step after the plain keys does."""
+
+    KEY = "key"  # a key of an object
+    INDEX = "index"  # element N of a list
+    EACH = "each"  # every element of a list
+    PARSE = "parse"  # the field's kind parses the value (docs/policy.md, Kinds)
+
+
+class Step(NamedTuple):
+    """One step: its kind and argument (a key, an index, or the kind's parse function)."""
+
+    kind: StepKind
+    arg: Any = None
+
+
+EACH = Step(StepKind.EACH)
+
+
+class FieldPathError(ValueError):
+    """A field path that cannot be read; the message says what is allowed."""
+
+
+class FieldPath(NamedTuple):
+    """A parsed field path: the plain keys first, then the steps after the first bracket."""
+
+    text: str
+    parts: tuple[str, ...]
+    rest: tuple[Step, ...]
+
+
+def parse_field_path(text: str) -> FieldPath:
+    """Parse ``a.b[*].c``; raises ``FieldPathError`` for a malformed path or two ``[*]``."""
+    steps: list[Step] = []
+    for segment in text.split("."):
+        found = _SEGMENT.fullmatch(segment)
+        if found is None:
+            raise FieldPathError(
+                f"field path {text!r}: after a key only [N] or [*] may follow, e.g. args.paths[*]"
+            )
+        steps.append(Step(StepKind.KEY, found.group(1)))
+        brackets = _BRACKET.findall(found.group(2))
+        steps.extend(EACH if item == "*" else Step(StepKind.INDEX, int(item)) for item in brackets)
+    if steps.count(EACH) > 1:
+        raise FieldPathError(f"field path {text!r}: at most one [*] per path")
+    plain = next((i for i, s in enumerate(steps) if s.kind is not StepKind.KEY), len(steps))
+    return FieldPath(text, tuple(s.arg for s in steps[:plain]), tuple(steps[plain:]))
+
+
+def lookup(value: Any, parts: Sequence[str]) -> Any:
+    """The value at ``parts`` (object keys), or ``MISSING``."""
+    for part in parts:
+        if not isinstance(value, dict):
+            return MISSING
+        value = value.get(part, MISSING)
+        if value is MISSING:
+            return MISSING
+    return value
+
+
+def _step(value: Any, step: Step) -> Any:
+    kind = step.kind
+    if kind is StepKind.KEY:
+        return value.get(step.arg, MISSING) if isinstance(value, dict) else MISSING
+    if kind is StepKind.INDEX:
+        in_range = isinstance(value, list) and step.arg < len(value)
+        return value[step.arg] if in_range else MISSING
+    parse: Callable[[Any], Any] = step.arg
+    return parse(value)
+
+
+def run_steps(value: Any, steps: Sequence[Step]) -> Any:
+    """Apply steps without ``[*]`` to a value; ``MISSING`` as soon as one cannot apply."""
+    for step in steps:
+        if value is MISSING:
+            return MISSING
+        value = _step(value, step)
+    return value
+
+
+def element_path(path: str, index: int) -> str:
+    """``args.paths[*]`` as element ``index`` of it: ``args.paths[2]``."""
+    return path.replace("[*]", f"[{index}]", 1)

@@ -1,0 +1,42 @@
+"""The engine's three-valued logic and its severities, named (docs/policy.md, Rules).
+
+A condition, a map of conditions (all of) and a rule (any of its maps) are each true, false or
+unknown (Kleene's strong logic): a value missing, of the wrong type, or that its kind cannot
+parse is unknown. An unknown ``deny`` or ``block`` rule counts as matched (fail closed); an
+unknown ``allow`` or ``audit`` rule does not.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+__all__ = ["Severity", "Tri"]
+
+
+class Tri(IntEnum):
+    """True, false or unknown.
+
+    ``Condition.check`` returns ``FALSE``, ``UNKNOWN``, or, when the condition holds, the index
+    of the alternative that held (``TRUE`` is 0, the first): so ``outcome >= Tri.TRUE`` reads
+    "true", and the trail can name the glob or regex that matched.
+    """
+
+    TRUE = 0
+    FALSE = -1
+    UNKNOWN = -2
+
+
+class Severity(IntEnum):
+    """How strongly a rule's effect decides: the highest matched severity wins, the first rule
+    in file order among equals. ``AUDIT`` is the lowest, yet an allowed request that an audit
+    rule matched is answered ``audit`` (allowed and recorded)."""
+
+    AUDIT = 0
+    ALLOW = 1
+    DENY = 2
+    BLOCK = 3
+
+    @classmethod
+    def of(cls, effect: str) -> Severity:
+        """The severity of a rule's ``effect`` (``"deny"`` → ``DENY``)."""
+        return cls[effect.upper()]
