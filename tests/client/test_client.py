@@ -7,6 +7,7 @@ import dataclasses
 import subprocess
 import sys
 
+import httpx
 import pytest
 
 from refusalkit.client import AsyncClient, Client
@@ -19,6 +20,15 @@ from support.live_service import Deployment, ServerProcess
 
 def _req(tool: str, i: int = 0) -> dict[str, object]:
     return {"tool": tool, "args": {"path": f"/tmp/f{i}"}, "caller": {"agent": "a", "session": "s"}}
+
+
+def _sign(live: ServerProcess, deployment: Deployment) -> None:
+    """The operator signs a checkpoint now (reading never signs; the service's own schedule
+    would, within ``--checkpoint-every``), so receipts of what was just decided can be had."""
+    answer = httpx.post(
+        f"{live.base_url}/v1/admin/journal/checkpoint", headers=deployment.keys.header("admin")
+    )
+    assert answer.status_code == 200, answer.text
 
 
 def _client(live: ServerProcess, deployment: Deployment, **kw: object) -> Client:
@@ -57,6 +67,7 @@ def test_inclusion_is_checked_offline_against_the_pinned_key(
     with _client(live, deployment) as client:
         one = client.decide(_req("delete_file"))
         [two] = client.decide_batch([_req("read_file")])
+        _sign(live, deployment)
         for decision in (one, two):
             receipt = client.verify_inclusion(decision)
             assert receipt.tree_size > receipt.index
@@ -69,6 +80,7 @@ def test_a_decision_altered_after_the_service_answered_does_not_verify(
     """A proxy that flips deny to allow on the way is caught: the entry is not in the log."""
     with _client(live, deployment) as client:
         denied = client.decide(_req("delete_file"))
+        _sign(live, deployment)
         index = client._indices.of(denied, None)
         forged = dataclasses.replace(denied, action=Action.AUDIT, reason_code=None)
         with pytest.raises(VerificationError, match="leaf hash"):
@@ -81,6 +93,7 @@ def test_a_log_signed_by_another_key_does_not_verify(
     other = Keyring.generate().public_key_bytes()
     with Client(live.base_url, api_key=deployment.keys.all, public_key=other) as client:
         decision = client.decide(_req("read_file"))
+        _sign(live, deployment)
         with pytest.raises(VerificationError):
             client.verify_inclusion(decision)
         with pytest.raises(VerificationError):
@@ -111,6 +124,7 @@ def test_a_malformed_request_is_refused_and_journaled_by_the_service(
     with _client(live, deployment, retries=2) as client:
         one = client.decide(malformed)
         batch = client.decide_batch([_req("read_file"), {"tool": "read_file", "args": []}])
+        _sign(live, deployment)
         for decision in (one, batch[1]):
             assert decision.action is Action.DENY
             assert decision.reason_code is ReasonCode.INPUT_REJECTED
@@ -144,6 +158,7 @@ def test_async_client_decides_and_verifies(live: ServerProcess, deployment: Depl
             assert denied.action is Action.DENY
             batch = await client.decide_batch([_req("read_file"), _req("wipe_disk")])
             assert [d.action for d in batch] == [Action.ALLOW, Action.BLOCK]
+            await asyncio.to_thread(_sign, live, deployment)
             await client.verify_inclusion(denied)
             await client.checkpoint()
 
