@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import jsonschema
+from rfc8785 import IntegerDomainError
 
 from refusalkit.model import canonical_json as canonical_bytes
 from refusalkit.schemas import load_schema
@@ -26,3 +27,15 @@ def canonicalisable(value: Any) -> bool:
     except Exception:
         return False
     return True
+
+
+def big_integer(value: Any) -> bool:
+    """Whether RFC 8785 refuses ``value`` for an integer beyond ±(2**53 - 1): a malformed request
+    (``input-rejected`` by ``@request``); any other value it cannot encode fails closed."""
+    try:
+        canonical_bytes(value)
+    except IntegerDomainError:
+        return True
+    except Exception:
+        return False
+    return False
