@@ -88,10 +88,11 @@ def _session_key(keys: tuple[ApiKey, ...], name: str, key_hash: str) -> ApiKey |
 def _same_site(request: Request) -> bool:
     """Whether a post comes from this site's own pages (or from no browser page at all)."""
     origin = request.headers.get("origin")
-    if origin is not None:
-        host = request.headers.get("host", "")
-        return origin != "null" and origin.split("://", 1)[-1] == host
     fetch_site = request.headers.get("sec-fetch-site")
+    if origin == "null":  # our pages say Referrer-Policy: no-referrer, so Chromium posts "null"
+        return fetch_site == "same-origin"  # Fetch Metadata decides; without it, refused
+    if origin is not None:
+        return origin.split("://", 1)[-1] == request.headers.get("host", "")
     return fetch_site in (None, "same-origin", "none")
 
 
