@@ -7,6 +7,7 @@ from typing import Any
 import jsonschema
 from rfc8785 import IntegerDomainError
 
+from refusalkit.model import Decision
 from refusalkit.model import canonical_json as canonical_bytes
 from refusalkit.schemas import load_schema
 
@@ -19,23 +20,17 @@ def valid_record(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def canonicalisable(value: Any) -> bool:
-    """Whether RFC 8785 can encode ``value`` (integers within ±2**53 - 1, no lone surrogates):
-    a request that it cannot has no digest, so every decision on it fails closed."""
+def refused_unencodable(decision: Decision, request: Any) -> bool:
+    """Whether ``request`` is one RFC 8785 cannot encode; if so, check that ``decision`` refused
+    it as the built-in engine does: an integer beyond ±(2**53 - 1) makes the request malformed
+    (``input-rejected`` by ``@request``), any other such value (NaN, Infinity) fails closed."""
     try:
-        canonical_bytes(value)
-    except Exception:
-        return False
-    return True
-
-
-def big_integer(value: Any) -> bool:
-    """Whether RFC 8785 refuses ``value`` for an integer beyond ±(2**53 - 1): a malformed request
-    (``input-rejected`` by ``@request``); any other value it cannot encode fails closed."""
-    try:
-        canonical_bytes(value)
+        canonical_bytes(request)
     except IntegerDomainError:
-        return True
+        expected: tuple[str, ...] = ("deny", "input-rejected", "@request")
     except Exception:
+        expected = ("deny", "unavailable", "@unavailable")
+    else:
         return False
-    return False
+    assert (decision.action, decision.reason_code, decision.matched_rule) == expected
+    return True
