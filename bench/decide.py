@@ -166,26 +166,32 @@ def cedar_text() -> str:
     return "\n".join(out)
 
 
+IP_LIKE = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
+
+
+def cedar_context(request: dict[str, Any]) -> dict[str, Any]:
+    """The context the Cedar policy reads: every field present (Cedar errors on a missing one)."""
+    args = request.get("args", {})
+    host = args.get("host", "")
+    return {
+        "path": args.get("path", ""),
+        "command": args.get("command", ""),
+        "host": host,
+        "query": args.get("query", ""),
+        "is_ip": bool(IP_LIKE.match(host)),
+    }
+
+
 def cedar_engine() -> tuple[Callable[[dict[str, Any]], Any], Callable[[Any], tuple[bool, str]]]:
     policies = cedarpy.PolicySet.from_str(cedar_text())
     entities = cedarpy.Entities.from_json_str("[]")
-    ip_like = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
 
     def decide(request: dict[str, Any]) -> Any:
-        args = request.get("args", {})
-        host = args.get("host", "")
-        context = {
-            "path": args.get("path", ""),
-            "command": args.get("command", ""),
-            "host": host,
-            "query": args.get("query", ""),
-            "is_ip": bool(ip_like.match(host)),
-        }
         cedar_request = {
             "principal": f'Agent::"{request["caller"]["agent"]}"',
             "action": f'Action::"{request["tool"]}"',
             "resource": f'Tool::"{request["tool"]}"',
-            "context": context,
+            "context": cedar_context(request),
         }
         return cedarpy.is_authorized(cedar_request, policies, entities)
 
@@ -201,7 +207,8 @@ def cedar_engine() -> tuple[Callable[[dict[str, Any]], Any], Callable[[Any], tup
 # -- Agent Governance Toolkit ----------------------------------------------------------------------
 
 
-def agt_engine() -> tuple[Callable[[dict[str, Any]], Any], Callable[[Any], tuple[bool, str]]]:
+def agt_document() -> dict[str, Any]:
+    """The 50 rules as an AGT policy document (one condition per rule, on ``tool|value``)."""
     priority = {"block": 300, "deny": 200, "allow": 100}
     rules = []
     for rid, effect, tool, _field, kind, pattern in policy_rules():
@@ -225,18 +232,25 @@ def agt_engine() -> tuple[Callable[[dict[str, Any]], Any], Callable[[Any], tuple
                 "priority": priority[effect],
             }
         )
-    doc = PolicyDocument.model_validate(
-        {"name": "bench-50", "version": "1.0", "rules": rules, "defaults": {"action": "deny"}}
-    )
+    return {"name": "bench-50", "version": "1.0", "rules": rules, "defaults": {"action": "deny"}}
+
+
+AGT_FIELDS = ("path", "command", "host", "query")
+
+
+def agt_call(request: dict[str, Any]) -> str:
+    """The one string AGT's single-condition rules test: ``tool|value``."""
+    args = request.get("args", {})
+    value = next((args[f] for f in AGT_FIELDS if f in args), "")
+    return f"{request['tool']}|{value}"
+
+
+def agt_engine() -> tuple[Callable[[dict[str, Any]], Any], Callable[[Any], tuple[bool, str]]]:
+    doc = PolicyDocument.model_validate(agt_document())
     evaluator = PolicyEvaluator([doc])
-    fields = ("path", "command", "host", "query")
 
     def decide(request: dict[str, Any]) -> Any:
-        args = request.get("args", {})
-        value = next((args[f] for f in fields if f in args), "")
-        return evaluator.evaluate(
-            {"tool_name": request["tool"], "call": f"{request['tool']}|{value}"}
-        )
+        return evaluator.evaluate({"tool_name": request["tool"], "call": agt_call(request)})
 
     def verdict(result: Any) -> tuple[bool, str]:
         return not result.allowed, result.matched_rule or "@default"

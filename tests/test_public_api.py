@@ -39,6 +39,11 @@ PUBLIC: dict[str, list[str]] = {
         "CaseResult", "DecisionEncoder", "DecisionPoint", "LintCode", "LintWarning", "Pack",
         "decide_lines", "explain", "lint_pack", "lint_text", "load_cases", "load_pack",
         "mint_token", "public_key_from_seed", "run_cases",
+        # For refusalkit.engines, which builds the same records as the built-in engine and may
+        # not import decide's underscore modules: the slot-filling record builders (one way to
+        # make a Decision/WhyStep fast), the shared bounded Subject cache, the UUIDv7+timestamp
+        # stamp, and the YAML line reader that gives mapping files file:line errors.
+        "Lines", "Subjects", "make_decision", "make_step", "read_pack_source", "stamp",
     ],
     "refusalkit.enforce": [
         "Enforcer", "JournalWriter", "LocalEnforcer", "ToolBlockedError", "enforcer", "fail_closed",
@@ -76,6 +81,10 @@ PUBLIC: dict[str, list[str]] = {
         "REASON_CODES_VERSION", "ReasonCode", "Request", "Subject", "TYPED_REFUSAL_PREFIX",
         "WhyStep", "canonical_json", "format_timestamp", "now_utc", "parse_request", "refusal_line",
         "uuid7",
+    ],
+    "refusalkit.engines": [
+        "Adapter", "AdapterFailure", "AgtAdapter", "CedarAdapter", "EngineKind", "EngineMapping",
+        "EngineSpec", "OpaAdapter", "RegoAdapter", "load_mapping", "open_engine",
     ],
     "refusalkit.provenance": [
         "Baseline", "CalibrationPrompt", "CalibrationRun", "CalibrationSet", "CallableRunner",

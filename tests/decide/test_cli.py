@@ -139,8 +139,11 @@ def test_codes() -> None:
         "attestation-failed",
         "input-rejected",
         "unavailable",
+        "approval-required",
+        "rate-limited",
     }
     assert rows["unavailable"]["retryable"] is True
+    assert rows["rate-limited"]["since"] == 2
     assert invoke("codes")[0] == 0
 
 

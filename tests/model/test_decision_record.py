@@ -46,6 +46,7 @@ def _decision(
         subject=Subject("coder", "s-1"),
         request_digest="hmac-sha256:k1:" + "a" * 64,
         decided_at=format_timestamp(now_utc()),
+        reason_codes_version=code.since if code is not None else 1,
     )
 
 

@@ -84,3 +84,16 @@ def test_example_pack_validates_against_the_published_schema() -> None:
     validator("policy-pack-v1").validate(data)
     data["rules"][0]["effect"] = "permit"
     assert not validator("policy-pack-v1").is_valid(data)
+
+
+@pytest.mark.parametrize("code", ["approval-required", "rate-limited"])
+def test_version_2_codes_validate_only_as_version_2(
+    decisions: list[dict[str, Any]], code: str
+) -> None:
+    """Reason codes version 2 (docs/design/reason-codes.md): added codes need version 2."""
+    check = validator("decision-v1")
+    refused = next(copy.deepcopy(d) for d in decisions if d["action"] == "deny")
+    refused.update(reason_code=code, retryable=True, reason_codes_version=2)
+    check.validate(refused)
+    assert not check.is_valid(dict(refused, reason_codes_version=1))
+    assert not check.is_valid(dict(refused, retryable=False))

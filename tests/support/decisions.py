@@ -45,5 +45,5 @@ def decisions(draw: st.DrawFn) -> Decision:
         subject=Subject(draw(maybe_texts), draw(maybe_texts)),
         request_digest=draw(texts),
         decided_at=draw(texts),
-        reason_codes_version=draw(st.integers(0, 2**60)),
+        reason_codes_version=draw(st.integers(code.since if code else 0, 2**60)),
     )

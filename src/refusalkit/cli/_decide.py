@@ -22,19 +22,24 @@ from refusalkit.cli._app import app
 from refusalkit.cli._common import (
     KeyringOption,
     err_console,
-    load_keyring,
     open_signing_journal,
     out_console,
 )
+from refusalkit.cli._engines import (
+    CedarEntitiesOption,
+    CedarSchemaOption,
+    EngineOption,
+    MappingOption,
+    QueryOption,
+    decider,
+    engine_spec,
+)
 from refusalkit.decide import (
-    DecisionPoint,
-    decide_lines,
     explain,
-    load_pack,
 )
 from refusalkit.errors import UsageError
 from refusalkit.journal import Journal
-from refusalkit.model import Decision, ReasonCode
+from refusalkit.model import REASON_CODES_VERSION, Decision, ReasonCode
 
 __all__ = ["PolicyOption", "decide_command"]
 
@@ -85,7 +90,10 @@ def _write_decision(decision: Decision, out: IO[str]) -> None:
 
 @app.command("decide")
 def decide_command(
-    policy: PolicyOption,
+    policy: Annotated[
+        Path | None,
+        typer.Option("--policy", "-p", help="Policy pack (YAML or JSON).", show_default=False),
+    ] = None,
     source: Annotated[
         str, typer.Argument(help="JSONL file of requests, or - for stdin.", show_default=True)
     ] = "-",
@@ -95,23 +103,29 @@ def decide_command(
     ] = False,
     deadline_ms: DeadlineOption = 50.0,
     journal: JournalOption = None,
+    engine: EngineOption = None,
+    mapping: MappingOption = None,
+    query: QueryOption = None,
+    cedar_schema: CedarSchemaOption = None,
+    cedar_entities: CedarEntitiesOption = None,
 ) -> None:
     """Decide JSONL requests: one Decision JSON per line out, streaming, in constant memory.
 
-    Exits 0 whatever the decisions (a malformed line is decided [bold]input-rejected[/]).
+    With --policy, refusalkit's own engine decides; with --engine, Cedar, Rego, OPA or AGT does,
+    and each answer becomes the same decision record. Exits 0 whatever the decisions (a
+    malformed line is decided [bold]input-rejected[/]).
     """
-    pack = load_pack(policy)
-    ring = load_keyring(keyring)
-    dp = DecisionPoint(pack, ring, deadline_ms=deadline_ms)
+    spec = engine_spec(engine, mapping, query, cedar_schema, cedar_entities)
+    decide, ring = decider(policy, spec, keyring, deadline_ms)
     emit = _emitter(explain_trails, sys.stdout)
     try:
         with _open_input(source) as lines:
             if journal is None:
-                for number, decision in decide_lines(dp, lines):
+                for number, decision in decide(lines):
                     emit(number, decision)
             else:
                 with open_signing_journal(journal, ring, keyring) as log:
-                    _decide_journaled(decide_lines(dp, lines), log, emit)
+                    _decide_journaled(decide(lines), log, emit)
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, like cat does
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -170,16 +184,16 @@ def _flush(batch: list[tuple[int, Decision]], log: Journal, emit: Emit) -> int:
 def codes_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
 ) -> None:
-    """The reason codes (version 1): meaning, retryability, what the caller should do."""
+    """The reason codes (registry version 2): meaning, retryability, what the caller should do."""
     rows = [
         {"code": c.value, "meaning": c.meaning, "retryable": c.retryable, "retry": c.retry,
-         "hint": c.hint}
+         "hint": c.hint, "since": c.since}
         for c in ReasonCode
     ]  # fmt: skip
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
-    table = Table(title="reason codes, version 1", title_justify="left")
+    table = Table(title=f"reason codes, version {REASON_CODES_VERSION}", title_justify="left")
     for column in ("code", "meaning", "retryable", "what the caller should do"):
         table.add_column(column)
     for code in ReasonCode:

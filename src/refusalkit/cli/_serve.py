@@ -10,7 +10,15 @@ from rich.table import Table
 
 from refusalkit.cli._app import app
 from refusalkit.cli._common import KeyringOption, err_console, load_keyring, out_console
-from refusalkit.errors import ServiceError
+from refusalkit.cli._engines import (
+    CedarEntitiesOption,
+    CedarSchemaOption,
+    EngineOption,
+    MappingOption,
+    QueryOption,
+    engine_spec,
+)
+from refusalkit.errors import ServiceError, UsageError
 
 __all__ = ["app", "service_app"]
 
@@ -33,7 +41,9 @@ KeysFile = Annotated[
 @app.command("serve")
 def serve_command(
     *,
-    policy: Annotated[Path, typer.Option("--policy", help="Policy pack (YAML or JSON).")],
+    policy: Annotated[
+        Path | None, typer.Option("--policy", help="Policy pack (YAML or JSON).")
+    ] = None,
     journal: Annotated[
         str, typer.Option("--journal", help="Journal: a SQLite file or a postgresql:// URL.")
     ],
@@ -100,8 +110,16 @@ def serve_command(
         ),
     ] = None,
     keyring: KeyringOption = None,
+    engine: EngineOption = None,
+    mapping: MappingOption = None,
+    query: QueryOption = None,
+    cedar_schema: CedarSchemaOption = None,
+    cedar_entities: CedarEntitiesOption = None,
 ) -> None:
-    """Serve decisions, the journal and the dashboard over HTTP (FastAPI on uvicorn)."""
+    """Serve decisions, the journal and the dashboard over HTTP (FastAPI on uvicorn).
+
+    Decisions come from the pack (--policy) or from an external engine (--engine).
+    """
     from refusalkit.server import ServiceConfig, serve  # noqa: PLC0415 (server extras are optional)
 
     if keys_file is None and not insecure_no_auth:
@@ -116,6 +134,9 @@ def serve_command(
             "[bold yellow]warning:[/] --insecure-no-auth: anyone who can reach "
             f"{host}:{port} may decide, read the journal and reload the pack"
         )
+    spec = engine_spec(engine, mapping, query, cedar_schema, cedar_entities)
+    if (policy is None) == (spec is None):
+        raise UsageError("give either --policy PACK or --engine KIND:SOURCE")
     ring = load_keyring(keyring)
     _check_journal(journal, ring)
     config = ServiceConfig(
@@ -129,6 +150,7 @@ def serve_command(
         deadline_ms=deadline_ms,
         origin=origin,
         log_decisions=log_decisions,
+        engine=spec.to_dict() if spec is not None else None,
         secure_cookies=secure_cookies,
         checkpoint_every=checkpoint_every,
         witnesses=tuple(witness or ()),

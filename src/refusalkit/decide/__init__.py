@@ -17,22 +17,31 @@ from refusalkit.decide._engine import DecisionPoint
 from refusalkit.decide._explain import decide_lines, explain
 from refusalkit.decide._lint import LintCode, LintWarning, lint_pack, lint_text
 from refusalkit.decide._pack import Pack, load_pack
+from refusalkit.decide._records import Subjects, make_decision, make_step
+from refusalkit.decide._source import Lines, read_pack_source
+from refusalkit.decide._stamps import stamp
 from refusalkit.decide._wire import DecisionEncoder
 
 __all__ = [
     "CaseResult",
     "DecisionEncoder",
     "DecisionPoint",
+    "Lines",
     "LintCode",
     "LintWarning",
     "Pack",
+    "Subjects",
     "decide_lines",
     "explain",
     "lint_pack",
     "lint_text",
     "load_cases",
     "load_pack",
+    "make_decision",
+    "make_step",
     "mint_token",
     "public_key_from_seed",
+    "read_pack_source",
     "run_cases",
+    "stamp",
 ]

@@ -35,7 +35,7 @@ from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN
 from refusalkit.decide._fields import MISSING, element_path, run_steps
 from refusalkit.decide._logic import Severity, Tri
 from refusalkit.decide._pack import Pack
-from refusalkit.decide._records import make_decision, make_step, make_subject
+from refusalkit.decide._records import Subjects, make_decision, make_step
 from refusalkit.decide._schemapath import schema_field, schema_pointer
 from refusalkit.decide._stages import MESSAGES, STAGE_CODES, failure_step
 from refusalkit.decide._stamps import stamp
@@ -329,7 +329,7 @@ class DecisionPoint:
             or compiled.filters
         )
         self._tokens: dict[str, BoundedCache[str, str]] = {}
-        self._subjects: BoundedCache[tuple[Any, Any], Subject] = BoundedCache(_CACHE_LIMIT)
+        self._subjects = Subjects()
         self._steps: BoundedCache[Any, WhyStep] = BoundedCache(_CACHE_LIMIT)
         self._last_token = ("", "", "")
         effect = compiled.default.value
@@ -736,11 +736,7 @@ class DecisionPoint:
         self._steps.put(key, step)
 
     def _subject(self, agent: Any, session: Any) -> Subject:
-        key = (agent if type(agent) is str else None, session if type(session) is str else None)
-        subject = self._subjects.get(key)
-        if subject is None:
-            subject = self._subjects.put(key, make_subject(_encodable(key[0]), _encodable(key[1])))
-        return subject
+        return self._subjects.get(agent, session)
 
     # -- failing closed -----------------------------------------------------------------------
 
@@ -801,19 +797,6 @@ def _elements_detail(outcomes: tuple[int, ...], *, every: bool) -> str:
     more = len(outcomes) - _SHOWN_ELEMENTS
     tail = f", and {more} more" if more > 0 else ""
     return f"{mode}: {', '.join(shown)}{tail}"
-
-
-def _encodable(value: str | None) -> str | None:
-    """A caller's agent or session id as a decision keeps it: only a ``str`` that UTF-8, and so
-    RFC 8785, can encode (a lone surrogate would make the decision itself unjournalable); else
-    unknown (None). Checked once per distinct id, when its ``Subject`` is made."""
-    if value is None:
-        return None
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    return value
 
 
 def _where(line_number: int | None) -> str:

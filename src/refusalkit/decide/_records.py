@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
+from refusalkit._bounded import BoundedCache
 from refusalkit.model import (
     DECISION_SCHEMA,
-    REASON_CODES_VERSION,
     Action,
     Decision,
     EngineRef,
@@ -25,7 +25,7 @@ from refusalkit.model import (
     WhyStep,
 )
 
-__all__ = ["make_decision", "make_step", "make_subject"]
+__all__ = ["Subjects", "make_decision", "make_step", "make_subject"]
 
 _new = object.__new__
 
@@ -103,8 +103,10 @@ def make_decision(  # noqa: PLR0917 (mirrors Decision's positional fields)
     subject: Subject,
     request_digest: str,
     decided_at: str,
+    reason_codes_version: int = 1,
 ) -> Decision:
-    """A ``Decision`` (same result as ``Decision(...)``; the engine guarantees its invariants)."""
+    """A ``Decision`` (same result as ``Decision(...)``; the caller guarantees its invariants:
+    a refusal has a code, an allow has none, ``reason_codes_version`` covers the code)."""
     out: Any = _new(Decision)
     _d_id(out, decision_id)
     _d_action(out, action)
@@ -117,6 +119,46 @@ def make_decision(  # noqa: PLR0917 (mirrors Decision's positional fields)
     _d_subject(out, subject)
     _d_digest(out, request_digest)
     _d_at(out, decided_at)
-    _d_version(out, REASON_CODES_VERSION)
+    _d_version(out, reason_codes_version)  # the engine's own codes are all version 1 codes
     _d_schema(out, DECISION_SCHEMA)
     return out  # type: ignore[no-any-return]
+
+
+_SUBJECT_LIMIT = 4096
+
+
+def _encodable(value: str | None) -> str | None:
+    """A caller's agent or session id as a decision keeps it: only a ``str`` that UTF-8, and so
+    RFC 8785, can encode (a lone surrogate would make the decision itself unjournalable); else
+    unknown (None). Checked once per distinct id, when its ``Subject`` is made."""
+    if value is None:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
+
+
+class Subjects:
+    """The ``Subject`` of ``(caller.agent, caller.session)``, made once per distinct pair.
+
+    A non-string id, or one UTF-8 cannot encode, is unknown (None). The cache is bounded
+    (``BoundedCache``: emptied when full) and holds only complete, immutable values: safe between
+    threads. The built-in engine and the engine adapters share this one definition.
+    """
+
+    __slots__ = ("_cache",)
+
+    def __init__(self) -> None:
+        self._cache: BoundedCache[tuple[str | None, str | None], Subject] = BoundedCache(
+            _SUBJECT_LIMIT
+        )
+
+    def get(self, agent: Any, session: Any) -> Subject:
+        """The subject of these ids (as the caller sent them: any JSON value)."""
+        key = (agent if type(agent) is str else None, session if type(session) is str else None)
+        subject = self._cache.get(key)
+        if subject is None:
+            subject = self._cache.put(key, make_subject(_encodable(key[0]), _encodable(key[1])))
+        return subject

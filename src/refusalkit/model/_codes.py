@@ -1,7 +1,10 @@
-"""Actions and the closed set of reason codes, version 1 (docs/design/decision.md).
+"""Actions and the closed set of reason codes, registry version 2 (docs/design/decision.md).
 
 The string values are wire identifiers: never change one; add a code only with a new
-``REASON_CODES_VERSION``. ``tests/vectors/reason-codes-v1.json`` pins them.
+``REASON_CODES_VERSION``. Version 2 adds ``approval-required`` and ``rate-limited`` and changes
+none of version 1. A record carries the lowest version that defines its code
+(``ReasonCode.since``), so a record a version 1 reader understands still says version 1.
+``tests/vectors/reason-codes-v1.json`` and ``reason-codes-v2.json`` pin them.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import enum
 
 __all__ = ["REASON_CODES_VERSION", "TYPED_REFUSAL_PREFIX", "Action", "ReasonCode"]
 
-REASON_CODES_VERSION = 1
+REASON_CODES_VERSION = 2
 
 TYPED_REFUSAL_PREFIX = "I cannot proceed \u2014 boundary violated: "
 """How a typed refusal begins (docs/design/chat.md, Typed refusal): the chat loop writes it and
@@ -32,13 +35,20 @@ class Action(enum.StrEnum):
 
 
 class ReasonCode(enum.StrEnum):
-    """Why a request was refused; a user can act on each (docs/design/decision.md, version 1)."""
+    """Why a request was refused; a user can act on each (docs/design/reason-codes.md)."""
 
     POLICY_DENIED = "policy-denied"
     OUT_OF_SCOPE = "out-of-scope"
     ATTESTATION_FAILED = "attestation-failed"
     INPUT_REJECTED = "input-rejected"
     UNAVAILABLE = "unavailable"
+    APPROVAL_REQUIRED = "approval-required"
+    RATE_LIMITED = "rate-limited"
+
+    @property
+    def since(self) -> int:
+        """The registry version that added this code (1 or 2); a record carries it."""
+        return _SINCE.get(self, 1)
 
     @property
     def retryable(self) -> bool:
@@ -92,4 +102,18 @@ _TABLE: dict[ReasonCode, tuple[str, bool, str, str]] = {
         "yes",
         "retry later; this is an incident, not a rule",
     ),
+    ReasonCode.APPROVAL_REQUIRED: (
+        "the action needs a human's approval before it may run",
+        True,
+        "after approval",
+        "ask an approver, then retry with the approval",
+    ),
+    ReasonCode.RATE_LIMITED: (
+        "the caller has made too many such requests in the current window",
+        True,
+        "after the window",
+        "slow down, then retry later",
+    ),
 }
+
+_SINCE: dict[ReasonCode, int] = {ReasonCode.APPROVAL_REQUIRED: 2, ReasonCode.RATE_LIMITED: 2}

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from refusalkit.errors import RequestError
-from refusalkit.model._codes import REASON_CODES_VERSION, Action, ReasonCode
+from refusalkit.model._codes import Action, ReasonCode
 
 __all__ = ["DECISION_SCHEMA", "Decision", "EngineRef", "PolicyRef", "Subject", "WhyStep"]
 
@@ -113,7 +113,11 @@ class Subject:
 @dataclass(frozen=True, slots=True)
 class Decision:
     """A decision on one request (docs/design/decision.md). ``retryable`` is derived from the
-    reason code."""
+    reason code.
+
+    ``reason_codes_version`` is the registry version the code is read in: 1 unless the code was
+    added later (``ReasonCode.since``); a record may not claim an older version than its code's.
+    """
 
     decision_id: str
     action: Action
@@ -126,7 +130,7 @@ class Decision:
     subject: Subject
     request_digest: str
     decided_at: str
-    reason_codes_version: int = REASON_CODES_VERSION
+    reason_codes_version: int = 1
     schema: str = field(default=DECISION_SCHEMA)
 
     def __post_init__(self) -> None:
@@ -134,6 +138,11 @@ class Decision:
             raise ValueError(f"a {self.action} decision needs a reason code")
         if not self.action.refuses and self.reason_code is not None:
             raise ValueError(f"an {self.action} decision carries no reason code")
+        if self.reason_code is not None and self.reason_code.since > self.reason_codes_version:
+            raise ValueError(
+                f"{self.reason_code} is a version {self.reason_code.since} reason code; "
+                f"reason_codes_version is {self.reason_codes_version}"
+            )
 
     @property
     def retryable(self) -> bool:
@@ -181,5 +190,5 @@ class Decision:
             subject=Subject(agent=subject.get("agent"), session=subject.get("session")),
             request_digest=str(data["request_digest"]),
             decided_at=str(data["decided_at"]),
-            reason_codes_version=int(data.get("reason_codes_version", REASON_CODES_VERSION)),
+            reason_codes_version=int(data.get("reason_codes_version", 1)),
         )

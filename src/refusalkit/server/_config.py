@@ -30,7 +30,7 @@ class ServiceConfig:
     the signer state directory (default: beside the keyring file; docs/design/journal.md).
     """
 
-    policy: Path
+    policy: Path | None
     journal: str
     keys_file: Path | None = None
     keyring: Path | None = None
@@ -42,6 +42,7 @@ class ServiceConfig:
     log_decisions: bool = False
     max_group_commit: int = 10_000
     max_entries_page: int = 1000
+    engine: dict[str, Any] | None = None  # an EngineSpec.to_dict(): decide with it, not a pack
     secure_cookies: bool = False
     checkpoint_every: float = 10.0
     witnesses: tuple[str, ...] = ()

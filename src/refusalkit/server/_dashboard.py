@@ -34,6 +34,8 @@ CODE_COLOURS = {
     ReasonCode.ATTESTATION_FAILED.value: "#7048e8",
     ReasonCode.INPUT_REJECTED.value: "#1c7ed6",
     ReasonCode.UNAVAILABLE.value: "#868e96",
+    ReasonCode.APPROVAL_REQUIRED.value: "#2f9e44",
+    ReasonCode.RATE_LIMITED.value: "#e8590c",
 }
 _BUCKETS = (60, 120, 300, 600, 900, 1800, 3600)
 _MAX_SCAN = 20_000

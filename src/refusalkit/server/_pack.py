@@ -12,9 +12,11 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from refusalkit.decide import DecisionPoint, load_pack
-from refusalkit.errors import RefusalkitError
+from refusalkit.engines import Adapter, EngineKind, EngineSpec, open_engine
+from refusalkit.errors import RefusalkitError, ServiceError
 from refusalkit.keyring import Keyring
 
 __all__ = ["PackHolder", "ReloadResult"]
@@ -34,15 +36,35 @@ class ReloadResult:
 
 
 class PackHolder:
-    """Holds the current ``DecisionPoint``; ``reload`` swaps it atomically."""
+    """Holds the current ``DecisionPoint``, or the engine adapter (docs/engines.md) when the
+    service decides with an external engine; ``reload`` swaps it atomically (an adapter reloads
+    its policy files too)."""
 
-    def __init__(self, path: Path, keyring: Keyring, deadline_ms: float) -> None:
-        self.path, self._keyring, self._deadline_ms = path, keyring, deadline_ms
-        self.point: DecisionPoint = self._build()
+    def __init__(
+        self,
+        path: Path | None,
+        keyring: Keyring,
+        deadline_ms: float,
+        engine: dict[str, Any] | None = None,
+    ) -> None:
+        self._spec = EngineSpec.from_dict(engine) if engine is not None else None
+        if (path is None) == (self._spec is None):
+            raise ServiceError("give either a policy pack or an engine, not both or neither")
+        source = self._spec.source if self._spec is not None else str(path)
+        self.path, self._keyring, self._deadline_ms = Path(source), keyring, deadline_ms
+        self.point: DecisionPoint | Adapter = self._build()
         self._lock = asyncio.Lock()
 
-    def _build(self) -> DecisionPoint:
+    def _build(self) -> DecisionPoint | Adapter:
+        if self._spec is not None:
+            return open_engine(self._spec, self._keyring, deadline_ms=self._deadline_ms)
         return DecisionPoint(load_pack(self.path), self._keyring, deadline_ms=self._deadline_ms)
+
+    def source_missing(self) -> bool:
+        """Whether the pack (or engine policy) is gone, so a reload would fail (OPA: never)."""
+        if self._spec is not None and self._spec.kind is EngineKind.OPA:
+            return False
+        return not self.path.exists()
 
     @property
     def digest(self) -> str:

@@ -40,7 +40,7 @@ async def readyz(
     problems: list[str] = []
     size: int | None = None
     pack = service.pack.point.pack
-    if not service.pack.path.is_file():
+    if service.pack.source_missing():
         problems.append(f"the pack file {service.pack.path} is gone (a reload would fail)")
     try:
         size = await asyncio.wait_for(service.journal.read(lambda j: j.size()), timeout=3.0)

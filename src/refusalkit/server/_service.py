@@ -53,7 +53,7 @@ class Service:
         self.keyring, keyring_path = (keyring, None) if keyring is not None else _load(config)
         state = config.signer_state or (signer_state_dir(keyring_path) if keyring_path else None)
         self.auth = Authenticator(_key_store(config))
-        self.pack = PackHolder(config.policy, self.keyring, config.deadline_ms)
+        self.pack = PackHolder(config.policy, self.keyring, config.deadline_ms, config.engine)
         self.encoder = DecisionEncoder()
         self.journal = JournalAccess(
             config.journal,

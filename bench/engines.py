@@ -1,0 +1,267 @@
+"""Benchmark: each engine adapter against its engine called bare, and refusalkit's own engine.
+
+The 50-rule policy and the request mix of ``bench/decide.py``, written for Cedar (cedarpy), Rego
+(regopy, in-process rego-cpp) and the Agent Governance Toolkit (``PolicyEvaluator``). For each
+engine, "bare" is the engine's own call on a request already in its shape; "adapter" is
+``refusalkit.engines``' adapter on the refusalkit request: mapping, the engine's call, the
+decision record (why-trail with keyed redaction, request digest, id, timestamp). The overhead is
+adapter p50 minus bare p50 (target: at most 10 µs). First every column decides every request and
+the verdicts must agree; then the columns take turns on chunks of the stream, on one core.
+
+    python bench/engines.py            # 20k requests
+    python bench/engines.py --quick    # 3k requests
+
+Prints a table and writes ``bench/results/engines.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import cedarpy
+import re2  # noqa: F401 (google-re2 loads before rego-cpp; see refusalkit.engines._rego)
+import regopy
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from decide import (
+    agt_call,
+    agt_document,
+    cedar_context,
+    cedar_text,
+    logging_off,
+    make_requests,
+    measure,
+    policy_rules,
+    refusalkit_engine,
+)
+from refusalkit.engines import AgtAdapter, CedarAdapter, EngineMapping, RegoAdapter
+from refusalkit.keyring import Keyring
+
+RESULTS = Path(__file__).resolve().parent / "results" / "engines.json"
+console = Console()
+Column = Callable[[dict[str, Any]], bool]  # decides one request; True when it refuses
+
+
+# -- Rego: the same 50 rules, as a decision document -----------------------------------------------
+
+
+def _rego_test(value: str, kind: str, pattern: str) -> list[str]:
+    """Rule bodies (one per alternative) testing ``value`` as refusalkit's condition does."""
+    quoted = json.dumps(pattern)
+    if kind == "suffix":
+        return [f"endswith({value}, {json.dumps('/' + pattern)})", f"{value} == {quoted}"]
+    if kind == "under":
+        return [f"startswith({value}, {json.dumps(pattern + '/')})"]
+    if kind == "contains":
+        return [f"contains({value}, {quoted})"]
+    if kind == "equals":
+        return [f"{value} == {quoted}"]
+    octets = pattern.split("/", maxsplit=1)[0].split(".")[: 1 if kind == "net8" else 2]
+    ip = "regex.match(`^[0-9]{1,3}([.][0-9]{1,3}){3}$`, " + value + ")"
+    return [f"{ip}; startswith({value}, {json.dumps('.'.join(octets) + '.')})"]
+
+
+def rego_text() -> str:
+    out = ["package bench", "import rego.v1", "default allow := false"]
+    for rid, effect, tool, field, kind, pattern in policy_rules():
+        value = f"input.args.{field}"
+        head = (
+            "allow"
+            if effect == "allow"
+            else f'deny contains {{"rule": "{rid}", "effect": "{effect}"}}'
+        )
+        out.extend(
+            f'{head} if {{ input.tool == "{tool}"; is_string({value}); {test} }}'
+            for test in _rego_test(value, kind, pattern)
+        )
+    out.append('decision := {"allow": allow, "deny": deny}')
+    return "\n".join(out) + "\n"
+
+
+# -- the columns ----------------------------------------------------------------------------------
+
+
+def cedar_columns(folder: Path, keyring: Keyring) -> tuple[Column, Column, Callable[[Any], Any]]:
+    path = folder / "bench.cedar"
+    path.write_text(cedar_text(), encoding="utf-8")
+    adapter = CedarAdapter(path, keyring, deadline_ms=10_000)
+    policies = cedarpy.PolicySet.from_str(cedar_text())
+    entities = cedarpy.Entities.from_json_str("[]")
+
+    def bare(request: dict[str, Any]) -> bool:
+        tool = request["tool"]
+        answer = cedarpy.is_authorized(
+            {
+                "principal": {"type": "Agent", "id": request["caller"]["agent"]},
+                "action": {"type": "Action", "id": tool},
+                "resource": {"type": "Tool", "id": tool},
+                "context": request["args"],
+            },
+            policies,
+            entities,
+        )
+        return not answer.allowed
+
+    def shaped(request: dict[str, Any]) -> dict[str, Any]:
+        return {**request, "args": cedar_context(request)}
+
+    return bare, lambda r: adapter.decide(r).action.refuses, shaped
+
+
+def rego_columns(folder: Path, keyring: Keyring) -> tuple[Column, Column, Callable[[Any], Any]]:
+    path = folder / "bench.rego"
+    path.write_text(rego_text(), encoding="utf-8")
+    adapter = RegoAdapter(path, keyring, query="data.bench.decision", deadline_ms=10_000)
+    interpreter = regopy.Interpreter()
+    interpreter.strict_built_in_errors = True
+    interpreter.add_module("bench.rego", rego_text())
+    bundle = interpreter.build("data.bench.decision")
+
+    def bare(request: dict[str, Any]) -> bool:
+        interpreter.set_input(request)
+        document = interpreter.query_bundle(bundle).results[0].expressions[0]
+        return not (document["allow"] and not document["deny"])
+
+    return bare, lambda r: adapter.decide(r).action.refuses, lambda r: r
+
+
+def agt_columns(folder: Path, keyring: Keyring) -> tuple[Column, Column, Callable[[Any], Any]]:
+    path = folder / "bench-agt.yaml"
+    path.write_text(yaml.safe_dump(agt_document()), encoding="utf-8")
+    mapping = EngineMapping(
+        whole=None, names=(("tool_name", ("tool",)), ("call", ("args", "call")))
+    )
+    adapter = AgtAdapter(path, keyring, mapping=mapping, deadline_ms=10_000)
+    evaluator = adapter.evaluator.__class__(list(adapter.evaluator.policies))
+
+    def bare(request: dict[str, Any]) -> bool:
+        answer = evaluator.evaluate({"tool_name": request["tool"], "call": request["args"]["call"]})
+        return not answer.allowed
+
+    def shaped(request: dict[str, Any]) -> dict[str, Any]:
+        return {**request, "args": {**request["args"], "call": agt_call(request)}}
+
+    return bare, lambda r: adapter.decide(r).action.refuses, shaped
+
+
+# -- running --------------------------------------------------------------------------------------
+
+
+def check_agreement(columns: dict[str, tuple[Column, list[dict[str, Any]]]]) -> int:
+    """Every column refuses exactly what refusalkit's own engine refuses."""
+    native, requests = columns["refusalkit"]
+    expected = [native(r) for r in requests]  # a deadline overrun on a busy machine refuses:
+    expected = [want and native(r) for r, want in zip(requests, expected, strict=True)]
+    for name, (column, shaped) in columns.items():
+        for index, (request, want) in enumerate(zip(shaped, expected, strict=True)):
+            if column(request) != want and column(request) != want:  # once more: an overrun
+                raise SystemExit(f"{name} disagrees on request {index}: {requests[index]}")
+    return sum(expected)
+
+
+def _timed(columns: dict[str, tuple[Column, list[dict[str, Any]]]]) -> dict[str, Any]:
+    """``measure`` runs every column on the same request indices, each in its own shape."""
+    count = len(columns["refusalkit"][1])
+
+    def runner(column: Column, shaped: list[dict[str, Any]]) -> Callable[[Any], bool]:
+        return lambda index: column(shaped[index])
+
+    indices: list[Any] = list(range(count))
+    return measure({name: runner(*pair) for name, pair in columns.items()}, indices)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="3k requests instead of 20k")
+    parser.add_argument("--count", type=int, default=None, help="number of requests")
+    options = parser.parse_args()
+    count = options.count or (3_000 if options.quick else 20_000)
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
+    logging_off()
+    requests = make_requests(count)
+    keyring = Keyring.generate()
+    native_decide, native_verdict = refusalkit_engine()
+    columns: dict[str, tuple[Column, list[dict[str, Any]]]] = {
+        "refusalkit": (lambda r: native_verdict(native_decide(r))[0], requests)
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        for engine, build in (("cedar", cedar_columns), ("rego", rego_columns),
+                              ("agt", agt_columns)):  # fmt: skip
+            bare, adapted, shape = build(Path(tmp), keyring)
+            shaped = [shape(r) for r in requests]
+            columns[f"{engine} bare"] = (bare, shaped)
+            columns[f"{engine} adapter"] = (adapted, shaped)
+    refused = check_agreement(columns)
+    console.print(f"all columns agree on {count:,} requests ({refused:,} refused)")
+    results = _timed(columns)
+    report_table(results, count)
+    write_report(results, count, refused)
+
+
+def report_table(results: dict[str, Any], count: int) -> None:
+    table = Table(title=f"engines: {count:,} mixed requests, 50-rule policy, one core")
+    for column in ("column", "p50 µs", "p99 µs", "decisions/s", "adapter overhead p50",
+                   "vs refusalkit (p50)"):  # fmt: skip
+        table.add_column(column, justify="left" if column == "column" else "right")
+    native = results["refusalkit"]["p50_us"]
+    for name, row in results.items():
+        overhead = "-"
+        if name.endswith("adapter"):
+            bare = results[name.replace("adapter", "bare")]["p50_us"]
+            overhead = f"{row['p50_us'] - bare:+.1f} µs"
+        table.add_row(name, f"{row['p50_us']:.1f}", f"{row['p99_us']:.1f}",
+                      f"{row['decisions_per_s']:,.0f}", overhead,
+                      f"{row['p50_us'] / native:.1f}x")  # fmt: skip
+    console.print(table)
+
+
+def write_report(results: dict[str, Any], count: int, refused: int) -> None:
+    overheads = {
+        engine: results[f"{engine} adapter"]["p50_us"] - results[f"{engine} bare"]["p50_us"]
+        for engine in ("cedar", "rego", "agt")
+    }
+    load = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
+    console.print(f"load average (1 min) at the end of the run: {load}")
+    report = {
+        "benchmark": "engines",
+        "requests": count,
+        "refused": refused,
+        "rules": 50,
+        "python": sys.version.split()[0],
+        "machine": platform.machine(),
+        "load_average_1m": load,
+        "columns": results,
+        "adapter_overhead_p50_us": overheads,
+        "ratios": {
+            f"{engine}_adapter_vs_bare_p50": results[f"{engine} adapter"]["p50_us"]
+            / results[f"{engine} bare"]["p50_us"]
+            for engine in ("cedar", "rego", "agt")
+        }
+        | {
+            f"{engine}_bare_vs_refusalkit_p50": results[f"{engine} bare"]["p50_us"]
+            / results["refusalkit"]["p50_us"]
+            for engine in ("cedar", "rego", "agt")
+        },
+        "targets": {"adapter_overhead_p50_us_max": 10.0, "fastest": "refusalkit"},
+        "fastest": min(results, key=lambda name: results[name]["p50_us"]),
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    console.print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
