@@ -80,7 +80,7 @@ PUBLIC: dict[str, list[str]] = {
         "Action", "DECISION_SCHEMA", "Decision", "EngineRef", "PolicyRef",
         "REASON_CODES_VERSION", "ReasonCode", "Request", "Subject", "TYPED_REFUSAL_PREFIX",
         "WhyStep", "canonical_json", "format_timestamp", "now_utc", "parse_request", "refusal_line",
-        "uuid7",
+        "unavailable_decision", "uuid7",
     ],
     "refusalkit.engines": [
         "Adapter", "AdapterFailure", "AgtAdapter", "CedarAdapter", "EngineKind", "EngineMapping",

@@ -31,6 +31,7 @@ from refusalkit.model import (
     now_utc,
     uuid7,
 )
+from refusalkit.model import unavailable_decision as model_unavailable
 from refusalkit.redact import Redactor
 
 __all__ = ["Attempt", "combined_policy_ref", "refusal_decision", "unavailable_decision"]
@@ -145,25 +146,13 @@ def unavailable_decision(
 ) -> Decision:
     """The Decision of a tool call whose arguments cannot be checked: ``deny`` + ``unavailable``
     (fail closed, docs/design/chat.md), made by the guard without asking the decision point."""
-    step = WhyStep(
-        rule="@unavailable",
-        effect="deny",
-        matched=True,
-        decisive=True,
+    return model_unavailable(
         field="tool_calls",
         test="the tool call's arguments could be checked",
-        detail=call.problem,
-    )
-    return Decision(
-        decision_id=uuid7(),
-        action=Action.DENY,
-        reason_code=ReasonCode.UNAVAILABLE,
-        matched_rule="@unavailable",
+        problem=call.problem,
         message="The tool call's arguments could not be checked, so it was refused.",
-        why_trail=(step,),
         policy=policy,
         engine=ENGINE,
         subject=subject,
         request_digest=redactor.digest(canonical_json(call.to_dict())),
-        decided_at=format_timestamp(now_utc()),
     )

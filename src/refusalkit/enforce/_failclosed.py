@@ -17,17 +17,12 @@ from typing import Any
 
 from refusalkit._version import __version__
 from refusalkit.model import (
-    Action,
     Decision,
     EngineRef,
     PolicyRef,
-    ReasonCode,
     Subject,
-    WhyStep,
     canonical_json,
-    format_timestamp,
-    now_utc,
-    uuid7,
+    unavailable_decision,
 )
 
 __all__ = ["UNAVAILABLE_MESSAGE", "fail_closed"]
@@ -62,24 +57,12 @@ def fail_closed(request: Any, problem: str, *, policy: PolicyRef | None = None) 
 
     ``problem`` must name what failed, never a request value (it is kept in the record).
     """
-    step = WhyStep(
-        rule="@unavailable",
-        effect="deny",
-        matched=True,
-        decisive=True,
+    return unavailable_decision(
         test="the enforcer failed closed",
-        detail=problem,
-    )
-    return Decision(
-        decision_id=uuid7(),
-        action=Action.DENY,
-        reason_code=ReasonCode.UNAVAILABLE,
-        matched_rule="@unavailable",
+        problem=problem,
         message=UNAVAILABLE_MESSAGE,
-        why_trail=(step,),
         policy=policy or _NO_POLICY,
         engine=_ENGINE,
         subject=_subject(request),
         request_digest=_digest(request),
-        decided_at=format_timestamp(now_utc()),
     )

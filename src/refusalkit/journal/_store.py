@@ -261,13 +261,19 @@ class Store(abc.ABC):
         return int(count), -1 if top is None else int(top)
 
     @abc.abstractmethod
+    def _write_all(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        """Run write statements, already in this backend's placeholders, in one transaction."""
+
     def add_checkpoint(self, size: int, note: str) -> None:
         """Store a signed checkpoint and count it (``CHECKPOINT_TALLY_KEY``) in one transaction."""
+        insert = self._sql("INSERT INTO journal_checkpoint (size, note) VALUES (?, ?)")
+        self._write_all([(insert, (size, note)), (INCREMENT_CHECKPOINT_TALLY_SQL, ())])
 
-    @abc.abstractmethod
     def replace_checkpoint(self, size: int, old: str, new: str) -> None:
         """Replace the stored note ``old`` of ``size`` with ``new`` (the same checkpoint with more
         signature lines, such as witnesses' cosignatures)."""
+        update = "UPDATE journal_checkpoint SET note = ? WHERE size = ? AND note = ?"
+        self._write_all([(self._sql(update), (new, size, old))])
 
     def checkpoints(self) -> list[tuple[int, str]]:
         """Every stored checkpoint as ``(size, note)``, oldest first."""

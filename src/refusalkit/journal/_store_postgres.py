@@ -16,7 +16,6 @@ import psycopg
 from refusalkit.errors import StoreError
 from refusalkit.journal._records import FIELDS, EntryRow
 from refusalkit.journal._store import (
-    INCREMENT_CHECKPOINT_TALLY_SQL,
     JOURNAL_FORMAT,
     TABLES,
     FrontierCache,
@@ -263,17 +262,10 @@ class PostgresStore(Store):
             for i, d, h, n, *f in self._all(_INDEXED_PAGE, (start, limit))
         ]
 
-    def add_checkpoint(self, size: int, note: str) -> None:
+    def _write_all(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
         with self._tx() as cur:
-            cur.execute("INSERT INTO journal_checkpoint (size, note) VALUES (%s, %s)", (size, note))
-            cur.execute(INCREMENT_CHECKPOINT_TALLY_SQL)
-
-    def replace_checkpoint(self, size: int, old: str, new: str) -> None:
-        with self._tx() as cur:
-            cur.execute(
-                "UPDATE journal_checkpoint SET note = %s WHERE size = %s AND note = %s",
-                (new, size, old),
-            )
+            for sql, params in statements:
+                cur.execute(sql, params or None)
 
     def close(self) -> None:
         with self._lock:

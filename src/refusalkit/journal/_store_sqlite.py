@@ -22,7 +22,6 @@ from typing import Any
 from refusalkit.errors import StoreError
 from refusalkit.journal._records import FIELDS, EntryRow
 from refusalkit.journal._store import (
-    INCREMENT_CHECKPOINT_TALLY_SQL,
     JOURNAL_FORMAT,
     TABLES,
     FrontierCache,
@@ -256,17 +255,10 @@ class SqliteStore(Store):
     def indexed_page(self, start: int, limit: int) -> list[IndexedRow]:
         return self._all(_INDEXED_PAGE, (start, limit))
 
-    def add_checkpoint(self, size: int, note: str) -> None:
+    def _write_all(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
         with self._write() as db:
-            db.execute("INSERT INTO journal_checkpoint (size, note) VALUES (?, ?)", (size, note))
-            db.execute(INCREMENT_CHECKPOINT_TALLY_SQL)
-
-    def replace_checkpoint(self, size: int, old: str, new: str) -> None:
-        with self._write() as db:
-            db.execute(
-                "UPDATE journal_checkpoint SET note = ? WHERE size = ? AND note = ?",
-                (new, size, old),
-            )
+            for sql, params in statements:
+                db.execute(sql, params)
 
     def recorded_checkpoints(self) -> int:
         # AUTOINCREMENT keeps the largest seq ever used in sqlite_sequence, in the same transaction

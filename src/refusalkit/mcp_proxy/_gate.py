@@ -28,12 +28,12 @@ from refusalkit.model import (
     Action,
     Decision,
     EngineRef,
-    ReasonCode,
     Subject,
     WhyStep,
     canonical_json,
     format_timestamp,
     now_utc,
+    unavailable_decision,
     uuid7,
 )
 
@@ -233,16 +233,15 @@ class Gate:
         )  # fmt: skip
 
     def _unavailable(self, request: Any, caller: Caller, problem: str) -> Decision:
-        step = WhyStep(
-            "@unavailable", "deny", matched=True, decisive=True,
-            test="the decision path answered", detail=problem,
-        )  # fmt: skip
-        return Decision(
-            uuid7(), Action.DENY, ReasonCode.UNAVAILABLE, "@unavailable",
-            _UNAVAILABLE_MESSAGE, (step,), self.point.pack.ref, self._engine,
-            Subject(caller.agent, caller.session), self._digest(request),
-            format_timestamp(now_utc()),
-        )  # fmt: skip
+        return unavailable_decision(
+            test="the decision path answered",
+            problem=problem,
+            message=_UNAVAILABLE_MESSAGE,
+            policy=self.point.pack.ref,
+            engine=self._engine,
+            subject=Subject(caller.agent, caller.session),
+            request_digest=self._digest(request),
+        )
 
 
 def _printable(text: str) -> str:

@@ -21,6 +21,7 @@ from refusalkit.model._decision import (
 from refusalkit.model._ids import format_timestamp, now_utc, uuid7
 from refusalkit.model._refusal_line import refusal_line
 from refusalkit.model._request import Request, parse_request
+from refusalkit.model._unavailable import unavailable_decision
 
 __all__ = [
     "DECISION_SCHEMA",
@@ -39,5 +40,6 @@ __all__ = [
     "now_utc",
     "parse_request",
     "refusal_line",
+    "unavailable_decision",
     "uuid7",
 ]
