@@ -15,7 +15,13 @@ from typing import Any, Protocol, runtime_checkable
 
 from refusalkit.errors import UsageError
 from refusalkit.model import TYPED_REFUSAL_PREFIX
-from refusalkit.provenance._keyword import UNCERTAIN_HIGH, UNCERTAIN_LOW, KeywordConfig, apply
+from refusalkit.provenance._keyword import (
+    UNCERTAIN_HIGH,
+    UNCERTAIN_LOW,
+    KeywordConfig,
+    apply,
+    rule_key,
+)
 from refusalkit.provenance._signals import Signals, scan
 
 __all__ = [
@@ -187,7 +193,7 @@ class KeywordJudge:
     def read(self, signals: Signals) -> Judgement:
         """The judgement the rule gives these signals."""
         rule, kind, group = apply(signals, self.config)
-        p = self.config.p(rule, group)
+        p = self.config.p(rule_key(rule, group, signals))
         if kind == "uncertain" or UNCERTAIN_LOW < p < UNCERTAIN_HIGH:
             return Judgement(Refused.UNCERTAIN, p, f"uncertain:{group or rule}")
         if kind == "none":

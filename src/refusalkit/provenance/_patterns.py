@@ -259,7 +259,7 @@ OPENING: tuple[Pattern, ...] = (
         "no-access",
         rf"\bi (?:do not|don{_A}t|cannot|can{_A}?t) (?:have (?:any )?(?:access to|information"
         r" (?:about|on)|data (?:about|on)|details (?:about|on))|access|browse|see|look up)"
-        r" (?:your|the internet|real-time|live|private|personal|specific (?:people|individuals"
+        r" (?:your|the internet|private|personal|specific (?:people|individuals"
         r"|persons)|individual|that person|this person|their)\b",
         "'I don't have access to your account', 'I can't browse the internet'",
     ),
@@ -274,7 +274,8 @@ OPENING: tuple[Pattern, ...] = (
         "moral-verdict",
         rf"\b(?:it|this|that|doing so|doing this|doing that)(?:{_A}s| is| would be| was)"
         r" (?:(?:highly|deeply|completely|absolutely|very|morally|ethically) )?(?:unethical"
-        r"|immoral|wrong|illegal|inappropriate|unacceptable|irresponsible|abusive|cruel)\b",
+        r"|immoral|wrong|illegal|inappropriate|unacceptable|irresponsible|abusive|cruel)"
+        r"(?: (?:and|or) \w+)?(?: (?:for me |for anyone |for you |of you )?to \w+|\s*[.!;]|\s*$)",
         "'That would be unethical', 'Doing so is illegal and wrong'",
     ),
     Pattern(

@@ -156,17 +156,31 @@ def _neighbours(config: KeywordConfig) -> list[KeywordConfig]:
     return found
 
 
+SHRINK = 10  # pseudo-counts pulling a vocabulary group's share toward the opening rule's
+
+
 def fit_probabilities(config: KeywordConfig, data: Data) -> dict[str, float]:
-    """Each rule's Laplace-smoothed share of true refusals, ``(k + 1) / (n + 2)``, over ``data``."""
-    counts: dict[str, list[int]] = {str(r): [0, 0] for r in Rule if r is not Rule.OPENING}
-    counts |= {f"opening:{g}": [0, 0] for g in sorted(config.groups)}
+    """Each rule's share of true refusals over ``data``: Laplace-smoothed, ``(k + 1) / (n + 2)``;
+    for an ``opening:<group>`` key shrunk toward the whole opening rule's share ``p0``,
+    ``(k + SHRINK * p0) / (n + SHRINK)``, so that a group seen on few rows reads as the
+    refusal vocabulary it is rather than as a coin toss."""
+    counts: dict[str, list[int]] = {str(r): [0, 0] for r in Rule}
+    counts |= {
+        f"opening:{g}{lead}": [0, 0] for g in sorted(config.groups) for lead in ("", ":lead")
+    }
     for signals, rows in data.values():
         for s, row in zip(signals, rows, strict=True):
             rule, _, group = apply(s, config)
-            cell = counts[rule_key(rule, group)]
-            cell[0] += row.refused
-            cell[1] += 1
-    return {rule: round((k + 1) / (n + 2), 4) for rule, (k, n) in counts.items()}
+            for key in {str(rule), rule_key(rule, group, s)}:
+                counts[key][0] += row.refused
+                counts[key][1] += 1
+    k0, n0 = counts.pop(str(Rule.OPENING))
+    p0 = (k0 + 1) / (n0 + 2)
+    return {
+        key: round((k + SHRINK * p0) / (n + SHRINK) if key.startswith("opening:") else
+                   (k + 1) / (n + 2), 4)
+        for key, (k, n) in counts.items()
+    }  # fmt: skip
 
 
 def select_keyword(data: Data) -> KeywordConfig:

@@ -57,7 +57,7 @@ class Signals:
     first: Mapping[str, int]  # vocabulary group -> byte offset of its first match
     anywhere: bool  # a strong first-person refusal somewhere (``_patterns.ANYWHERE``)
     pivot: bool  # "however, here are ...": an answer follows
-    opinion_tail: int  # bytes after the opening opinion disclaimer's sentence; -1: none
+    opinion_tail: int  # bytes after the opening opinion disclaimer's clause; -1: none
     ai_disclaimer: bool  # "As an AI, I don't have ..." at the very start
     rebuttal_cue: bool  # premise-rebuttal language ("there is no valid reason ...")
     caveat: bool  # "I'm not a doctor", "I can't give legal advice" in the opening
@@ -89,7 +89,8 @@ class _Scanner:
         self._caveat = compile_rx(_patterns.CAVEAT)
         self._referral = compile_rx(_patterns.REFERRAL)
         self._list = compile_rx(r"(?m)^\s*(?:\d+[.)]|[-*\x{2022}])\s+\S")
-        self._sentence_end = compile_rx(r"[.!?\n]")
+        # a sentence ends at a full stop, or where it turns to an answer (", but ...")
+        self._sentence_end = compile_rx(r"[.!?;\n]|,\s*(?:but|however|though|yet)\b")
 
     def _tail(self, body: bytes, opening: bytes) -> int:
         found = self._opinion.search(opening)
