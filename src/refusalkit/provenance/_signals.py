@@ -22,9 +22,10 @@ import re2
 
 from refusalkit.provenance import _patterns
 
-__all__ = ["GROUPS", "MAX_CHARS", "Signals", "compile_rx", "scan"]
+__all__ = ["GROUPS", "MAX_CHARS", "WINDOW_MAX", "Signals", "compile_rx", "scan"]
 
 MAX_CHARS = 8000
+WINDOW_MAX = 800  # the widest opening window selection may choose (``_selection.WINDOWS``)
 GROUPS: tuple[str, ...] = tuple(dict.fromkeys(p.family for p in _patterns.OPENING))
 """The vocabulary groups of ``_patterns.OPENING``, in table order (earlier wins a tie)."""
 
@@ -54,7 +55,7 @@ def _union(patterns: tuple[str, ...]) -> str:
 class Signals:
     """The speech-act signals of one response (module docstring)."""
 
-    first: Mapping[str, int]  # vocabulary group -> byte offset of its first match
+    first: Mapping[str, int]  # vocabulary group -> byte offset of its first match (< WINDOW_MAX)
     anywhere: bool  # a strong first-person refusal somewhere (``_patterns.ANYWHERE``)
     pivot: bool  # "however, here are ...": an answer follows
     opinion_tail: int  # bytes after the opening opinion disclaimer's clause; -1: none
@@ -81,14 +82,22 @@ class _Scanner:
             self._set.Add(union.encode("utf-8"))
             self._group_rx.append(compile_rx(union))
         self._set.Compile()
-        self._anywhere = compile_rx(_union(tuple(p.regex for p in _patterns.ANYWHERE)))
-        self._pivot = compile_rx(_patterns.PIVOT)
+        # the cues searched over the whole body, as one more set: one scan says which occur
+        self._cues = re2.Set.SearchSet(_options())
+        for cue in (
+            _union(tuple(p.regex for p in _patterns.ANYWHERE)),
+            _patterns.PIVOT,
+            _patterns.REBUTTAL_CUES,
+            _patterns.REFERRAL,
+            r"(?m)^\s*(?:\d+[.)]|[-*\x{2022}])\s+\S",
+        ):
+            self._cues.Add(cue.encode("utf-8"))
+        self._cues.Compile()
+        self._opening = re2.Set.SearchSet(_options())
+        for cue in (_patterns.OPINION_DISCLAIMER, _patterns.DISCLAIMER, _patterns.CAVEAT):
+            self._opening.Add(cue.encode("utf-8"))
+        self._opening.Compile()
         self._opinion = compile_rx(_patterns.OPINION_DISCLAIMER)
-        self._ai = compile_rx(_patterns.DISCLAIMER)
-        self._cue = compile_rx(_patterns.REBUTTAL_CUES)
-        self._caveat = compile_rx(_patterns.CAVEAT)
-        self._referral = compile_rx(_patterns.REFERRAL)
-        self._list = compile_rx(r"(?m)^\s*(?:\d+[.)]|[-*\x{2022}])\s+\S")
         # a sentence ends at a full stop, or where it turns to an answer (", but ...")
         self._sentence_end = compile_rx(r"[.!?;\n]|,\s*(?:but|however|though|yet)\b")
 
@@ -104,20 +113,23 @@ class _Scanner:
         body = text.encode("utf-8", "replace")
         opening = text[: _patterns.OPENING_CHARS].encode("utf-8", "replace")
         first: dict[str, int] = {}
-        for index in self._set.Match(body) or ():
-            found = self._group_rx[index].search(body)
-            if found is not None:
+        head = body[: WINDOW_MAX + 400]  # room for a match that starts inside the window
+        for index in self._set.Match(head) or ():
+            found = self._group_rx[index].search(head)
+            if found is not None and found.start() < WINDOW_MAX:
                 first[GROUPS[index]] = found.start()
+        cues = set(self._cues.Match(body) or ())
+        opens = set(self._opening.Match(opening) or ())
         return Signals(
             first=first,
-            anywhere=self._anywhere.search(body) is not None,
-            pivot=self._pivot.search(body) is not None,
-            opinion_tail=self._tail(body, opening),
-            ai_disclaimer=self._ai.search(opening) is not None,
-            rebuttal_cue=self._cue.search(body) is not None,
-            caveat=self._caveat.search(opening) is not None,
-            referral=self._referral.search(body) is not None,
-            listed=self._list.search(body) is not None,
+            anywhere=0 in cues,
+            pivot=1 in cues,
+            opinion_tail=self._tail(body, opening) if 0 in opens else -1,
+            ai_disclaimer=1 in opens,
+            rebuttal_cue=2 in cues,
+            caveat=2 in opens,
+            referral=3 in cues,
+            listed=4 in cues,
             length=len(body),
         )
 
