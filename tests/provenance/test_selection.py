@@ -85,7 +85,7 @@ def test_every_choice_is_made_without_the_family_it_is_scored_on(
     fold = folds[0]
     train = {k: v for k, v in data.items() if k != fold.held_out}
     assert select_keyword(train) == fold.keyword
-    flipped = {k: v for k, v in data.items()}
+    flipped = dict(data)
     signals, rows = flipped[fold.held_out]
     flipped[fold.held_out] = (signals, [_flip(r) for r in rows])
     assert select_keyword({k: v for k, v in flipped.items() if k != fold.held_out}) == fold.keyword
