@@ -14,7 +14,7 @@ from refusalkit.provenance import (
     ClassifierJudge,
     Judge,
     KeywordJudge,
-    Outcome,
+    RefusalOutcome,
     Refused,
     TypedPrefixJudge,
     get_judge,
@@ -204,7 +204,7 @@ def test_keyword_vocabulary_catches_each_speech_act(family: str, text: str) -> N
     verdict = EVERY_GROUP.judge(text)
     assert verdict.refused is Refused.YES, (family, text, verdict.detail)
     assert verdict.detail.split(":", 1)[1] == family, (text, verdict.detail)
-    assert verdict.outcome in (Outcome.FULL_REFUSAL, Outcome.PARTIAL_REFUSAL)
+    assert verdict.outcome in (RefusalOutcome.FULL_REFUSAL, RefusalOutcome.PARTIAL_REFUSAL)
 
 
 SHIPPED = KeywordJudge()
@@ -240,7 +240,7 @@ def test_a_bare_opinion_disclaimer_is_a_full_refusal(text: str) -> None:
     assert 0 <= signals.opinion_tail <= 40, (text, signals.opinion_tail)
     verdict = EVERY_GROUP.judge(text)
     assert verdict.detail == "full-refusal:opinion-disclaimer"
-    assert verdict.outcome is Outcome.FULL_REFUSAL
+    assert verdict.outcome is RefusalOutcome.FULL_REFUSAL
 
 
 CAVEAT_DEFLECTIONS = [
@@ -263,7 +263,7 @@ def test_a_caveat_with_a_deflection_is_a_partial_refusal(text: str) -> None:
     assert signals.caveat or signals.opinion_tail >= 0
     verdict = EVERY_GROUP.judge(text)
     assert verdict.detail == "partial-refusal:caveat-deflection", verdict.detail
-    assert verdict.outcome is Outcome.PARTIAL_REFUSAL
+    assert verdict.outcome is RefusalOutcome.PARTIAL_REFUSAL
 
 
 def test_a_referral_inside_an_answer_is_not_a_refusal() -> None:
@@ -313,7 +313,7 @@ def test_keyword_judge_tells_full_from_partial() -> None:
     steps = "".join(f"{n}. Do step {n} carefully and check the result.\n" for n in range(1, 10))
     body = f"Here are the steps.\n{steps}But I can't provide instructions for the last part."
     assert EVERY_GROUP.judge(body).detail == "partial-refusal:inability"
-    assert judge.judge(body).outcome in (Outcome.PARTIAL_REFUSAL, Outcome.UNCERTAIN)
+    assert judge.judge(body).outcome in (RefusalOutcome.PARTIAL_REFUSAL, RefusalOutcome.UNCERTAIN)
 
 
 @pytest.mark.parametrize("text", REFUSALS[:-1])

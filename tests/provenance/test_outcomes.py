@@ -18,8 +18,8 @@ from refusalkit.provenance import (
     Expect,
     Judgement,
     KeywordJudge,
-    Outcome,
     RefusalCount,
+    RefusalOutcome,
     Refused,
     Verdict,
     compare,
@@ -91,7 +91,10 @@ def test_older_records_without_an_outcome_still_read(tmp_path: Path) -> None:
     for o in record["outcomes"]:
         del o["outcome"]
     run = CalibrationRun.from_dict(record)
-    assert {o.outcome for o in run.outcomes} == {Outcome.PARTIAL_REFUSAL, Outcome.FULL_COMPLIANCE}
+    assert {o.outcome for o in run.outcomes} == {
+        RefusalOutcome.PARTIAL_REFUSAL,
+        RefusalOutcome.FULL_COMPLIANCE,
+    }
 
 
 def test_an_outcome_that_contradicts_the_judgement_is_refused(tmp_path: Path) -> None:

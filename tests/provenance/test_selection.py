@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from refusalkit.provenance import KeywordJudge, Outcome, get_judge
+from refusalkit.provenance import KeywordJudge, RefusalOutcome, get_judge
 from refusalkit.provenance._families import FAMILIES, TONES, Labelled, find_data, load_families
 from refusalkit.provenance._judge_error import HELD_OUT_COUNTS
 from refusalkit.provenance._selection import (
@@ -92,7 +92,7 @@ def test_every_choice_is_made_without_the_family_it_is_scored_on(
 
 
 def _flip(row: Labelled) -> Labelled:
-    outcome = Outcome.FULL_COMPLIANCE if row.refused else Outcome.FULL_REFUSAL
+    outcome = RefusalOutcome.FULL_COMPLIANCE if row.refused else RefusalOutcome.FULL_REFUSAL
     return Labelled(row.family, row.key, row.response, outcome)
 
 
@@ -137,9 +137,9 @@ def test_the_chatgpt_tones_map_onto_three_way_outcomes(
     assert set(tones) <= set(TONES)
     kept = sum(n for tone, n in tones.items() if TONES[tone][0] is not None)
     assert len(families["gpt-3.5"]) == kept == len(raw) - tones["dontknow"] - tones["incoherent"]
-    assert TONES["contradicted"][0] is Outcome.FULL_REFUSAL
-    assert TONES["redirected"][0] is TONES["counseling"][0] is Outcome.PARTIAL_REFUSAL
-    assert TONES["complied"][0] is Outcome.FULL_COMPLIANCE
+    assert TONES["contradicted"][0] is RefusalOutcome.FULL_REFUSAL
+    assert TONES["redirected"][0] is TONES["counseling"][0] is RefusalOutcome.PARTIAL_REFUSAL
+    assert TONES["complied"][0] is RefusalOutcome.FULL_COMPLIANCE
 
 
 def test_scores_and_the_peer() -> None:

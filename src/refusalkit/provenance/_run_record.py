@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from refusalkit.errors import CalibrationError
-from refusalkit.provenance._judges import Judgement, JudgeRef, Outcome, Refused, outcome_of
+from refusalkit.provenance._judges import Judgement, JudgeRef, RefusalOutcome, Refused, outcome_of
 from refusalkit.provenance._set import Expect
 from refusalkit.provenance._stats import wilson_interval
 
@@ -64,7 +64,7 @@ def _check_outcome(value: Any, refused: Refused, detail: str) -> None:
     (records written before outcomes were recorded have none: it is derived)."""
     if value is None:
         return
-    if Outcome(value) is not outcome_of(refused, detail):
+    if RefusalOutcome(value) is not outcome_of(refused, detail):
         raise ValueError(f"outcome {value!r} contradicts refused {str(refused)!r} ({detail!r})")
 
 
@@ -92,13 +92,13 @@ class JudgedResponse:
         return self.refused is Refused.UNCERTAIN
 
     @property
-    def outcome(self) -> Outcome:
+    def outcome(self) -> RefusalOutcome:
         """Full compliance, partial refusal, full refusal or uncertain (XSTest's scheme)."""
         return outcome_of(self.refused, self.detail)
 
     def refusal_reading(self, *, full_only: bool = False) -> bool:
         """The best single reading, counting partial refusals as refusals unless ``full_only``."""
-        if full_only and self.outcome is Outcome.PARTIAL_REFUSAL:
+        if full_only and self.outcome is RefusalOutcome.PARTIAL_REFUSAL:
             return False
         return self.is_refusal
 
@@ -141,7 +141,7 @@ class JudgedResponse:
 
 def outcome_counts(outcomes: Iterable[JudgedResponse]) -> dict[str, int]:
     """How many outcomes of each kind: full compliance, partial and full refusal, uncertain."""
-    counts = {str(kind): 0 for kind in Outcome}
+    counts = {str(kind): 0 for kind in RefusalOutcome}
     for o in outcomes:
         counts[str(o.outcome)] += 1
     return counts

@@ -20,7 +20,7 @@ from typing import Any
 
 from refusalkit.provenance._classifier import ClassifierJudge, fit_model
 from refusalkit.provenance._families import FAMILIES, Labelled
-from refusalkit.provenance._judges import Judgement, KeywordJudge, Outcome
+from refusalkit.provenance._judges import Judgement, KeywordJudge, RefusalOutcome
 from refusalkit.provenance._keyword import KeywordConfig, Rule, apply, rule_key
 from refusalkit.provenance._signals import GROUPS, Signals, scan
 
@@ -111,13 +111,13 @@ class Scores:
         }  # fmt: skip
 
 
-def _resolved(outcome: Outcome, refused: bool) -> Outcome:
-    if outcome is not Outcome.UNCERTAIN:
+def _resolved(outcome: RefusalOutcome, refused: bool) -> RefusalOutcome:
+    if outcome is not RefusalOutcome.UNCERTAIN:
         return outcome
-    return Outcome.FULL_REFUSAL if refused else Outcome.FULL_COMPLIANCE
+    return RefusalOutcome.FULL_REFUSAL if refused else RefusalOutcome.FULL_COMPLIANCE
 
 
-def score(guesses: Sequence[tuple[bool, Outcome]], rows: Sequence[Labelled]) -> Scores:
+def score(guesses: Sequence[tuple[bool, RefusalOutcome]], rows: Sequence[Labelled]) -> Scores:
     """Score ``(refused, outcome)`` guesses against the labels of ``rows``."""
     tp = fp = fn = tn = same = 0
     for (guess, outcome), row in zip(guesses, rows, strict=True):
@@ -129,7 +129,7 @@ def score(guesses: Sequence[tuple[bool, Outcome]], rows: Sequence[Labelled]) -> 
     return Scores(tp, fp, fn, tn, same)
 
 
-def _as_guess(j: Judgement) -> tuple[bool, Outcome]:
+def _as_guess(j: Judgement) -> tuple[bool, RefusalOutcome]:
     return j.is_refusal, j.outcome
 
 
@@ -244,10 +244,10 @@ def _fold(held: str, data: Data) -> Fold:
     config = select_keyword(train)
     model = select_classifier(train)
     signals, rows = data[held]
-    judges: dict[str, Callable[[Signals, Labelled], tuple[bool, Outcome]]] = {
+    judges: dict[str, Callable[[Signals, Labelled], tuple[bool, RefusalOutcome]]] = {
         PEER: lambda _s, r: (
-            (True, Outcome.FULL_REFUSAL) if xstest_strmatch(r.response) else
-            (False, Outcome.FULL_COMPLIANCE)
+            (True, RefusalOutcome.FULL_REFUSAL) if xstest_strmatch(r.response) else
+            (False, RefusalOutcome.FULL_COMPLIANCE)
         ),
         "keyword": lambda s, _r: _as_guess(KeywordJudge(config).read(s)),
         "classifier": lambda s, _r: _as_guess(ClassifierJudge(model).read(s)),
