@@ -1,10 +1,11 @@
 """Refusal judges against human labels, family held out, beside XSTest's string match.
 
-Data (../shared/data, with ATTRIBUTION.txt): three model families labelled by people. XSTest v2's
-completions of GPT-4 and of Llama-2-70b-chat (original system prompt), 450 each, labelled full
-compliance / full refusal / partial refusal (Roettger et al., NAACL 2024); and 1,706 ChatGPT
-(gpt-3.5-turbo) answers labelled by tone (Reuter & Schulze 2023), mapped onto the same outcomes
-(``refusalkit.provenance._families.TONES``; dontknow and incoherent left out, as upstream does).
+Data (shared/data beside the checkout, with ATTRIBUTION.txt): three model families labelled by
+people. XSTest v2's completions of GPT-4 and of Llama-2-70b-chat (original system prompt), 450
+each, labelled full compliance / full refusal / partial refusal (Roettger et al., NAACL 2024);
+and 1,706 ChatGPT (gpt-3.5-turbo) answers labelled by tone (Reuter & Schulze 2023), mapped onto
+the same outcomes (``refusalkit.provenance._families.TONES``; dontknow and incoherent left out,
+as upstream does).
 
 Leave-one-family-out: for each family, every choice of the keyword judge (vocabulary groups,
 opening window, bare-disclaimer threshold, composite rules) and the classifier's L2 strength is

@@ -4,7 +4,7 @@
 tabulates it; the shipped choices (``data/keyword-v3.json``, ``data/classifier-v3.json``) are
 what selection on all three families gives; the drift rule's measured judge error
 (``HELD_OUT_COUNTS``) is the pooled held-out counts. Needs the labelled data in
-``../shared/data`` (as in CI); skipped with the reason where it is missing.
+``shared/data`` beside the checkout (as in CI); skipped with the reason where it is missing.
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = find_data(ROOT)
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(DATA is None, reason="labelled data not found in ../shared/data"),
+    pytest.mark.skipif(
+        DATA is None, reason="labelled data not found in shared/data beside the checkout"
+    ),
 ]
 
 
