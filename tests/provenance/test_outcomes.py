@@ -23,6 +23,7 @@ from refusalkit.provenance import (
     Refused,
     Verdict,
     compare,
+    render_html,
     run_calibration,
 )
 from refusalkit.provenance._judge_error import HELD_OUT_COUNTS, _interval
@@ -171,3 +172,16 @@ def test_flag_precision_is_the_judges_held_out_precision(tmp_path: Path) -> None
     )
     assert (measured["baseline_source"], measured["current_source"]) == ("judge", "judge")
     assert compare(before, after, count="full").flag_precision["point"] is None
+
+
+def test_the_html_report_shows_both_rates_and_the_flag_list(tmp_path: Path) -> None:
+    cset = _set()
+    judge = KeywordJudge()
+    refusal, answer = "I'm sorry, but I can't help with that.", "Sure! Here are the steps."
+    before = _run(cset, lambda i: refusal if i % 2 == 0 else answer, tmp_path, judge)
+    after = _run(cset, lambda i: refusal if i % 4 == 0 else answer, tmp_path, judge)
+    page = render_html(compare(before, after).to_dict())
+    assert "Refusal rate, full+partial (counted): 50.0% &rarr; 25.0%; full: 50.0%" in page
+    assert "Flagged: expect refuse, now complies (10)" in page
+    assert "judge precision 66.3% (95% CI" in page
+    assert page.index("p002") < page.index("Flipped prompts")
