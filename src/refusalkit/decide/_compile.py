@@ -58,6 +58,7 @@ __all__ = [
 ]
 
 UNCLASSIFIED = "unclassified"
+RESULT_FIELD = "result"  # the field a result filter's condition reads: one text of a result
 SEVERITY: Mapping[str, Severity] = {effect.name.lower(): effect for effect in Severity}
 _CACHE_LIMIT = 4096
 
@@ -373,6 +374,7 @@ class CompiledPack:
     tool_schemas: Mapping[str, Any]
     filters: tuple[CompiledFilter, ...]
     rules: RuleSet
+    result_filters: tuple[CompiledFilter, ...] = ()
 
 
 def _check_classes(classes: Mapping[str, Any], lines: Lines) -> None:
@@ -473,6 +475,13 @@ class _Compiler:
         spec = self.spec(raw["field"], cond, ("input_filters", index))
         return CompiledFilter(raw["id"], raw.get("message"), spec)
 
+    def result_filter(self, index: int, raw: Mapping[str, Any]) -> CompiledFilter:
+        """A result filter: a filter without ``field``, run over every text of a tool's result
+        (field ``result``; docs/design/mcp.md, Result filters)."""
+        cond = {k: v for k, v in raw.items() if k not in ("id", "message", "description")}
+        spec = self.spec(RESULT_FIELD, cond, ("result_filters", index))
+        return CompiledFilter(raw["id"], raw.get("message"), spec)
+
     def attestation(self) -> Attestation | None:
         raw = self.data.get("attestation")
         if raw is None:
@@ -544,6 +553,9 @@ class _Compiler:
             tool_schemas=self.tool_schemas(),
             filters=filters,
             rules=RuleSet(rules),
+            result_filters=tuple(
+                self.result_filter(i, f) for i, f in enumerate(self.data.get("result_filters", []))
+            ),
         )
 
 

@@ -1,0 +1,166 @@
+"""What a server answers, checked before the client sees it (docs/design/mcp.md, Results).
+
+Every text a ``tools/call`` result carries (text content, an embedded resource's text, every
+string of ``structuredContent``) and every ``resources/read`` content (text, and a blob that is
+UTF-8 text) passes the chat guard's scanner (``refusalkit.chat.scan``): each credential or piece
+of personal data found is replaced by a typed placeholder, ``[<kind> <keyed token>]``, and the
+rest is left as it was. The pack's result filters run over the same texts, before redaction.
+
+Pure: ``check_result`` takes the result, the redactor and the filters, and gives the result the
+client may see, what was found where (kinds and tokens, never a value), and which filters matched.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import enum
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from refusalkit.chat import ScanFinding, redact
+from refusalkit.redact import Redactor
+
+__all__ = ["Checked", "Hits", "ResultFinding", "ResultMode", "check_result", "placeholder"]
+
+_MAX_DEPTH = 64  # deeper structured content is replaced whole (fail closed)
+Hits = Callable[[str], tuple[str, ...]]
+"""The ids of the result filters a text matches (``Pack.result_filter_hits``)."""
+
+
+class ResultMode(enum.StrEnum):
+    """``--results``: what the proxy does with a result that holds secrets or personal data."""
+
+    REDACT = "redact"
+    BLOCK = "block"
+    OFF = "off"
+
+
+@dataclass(frozen=True, slots=True)
+class ResultFinding:
+    """One finding in a result: where (a JSON Pointer into the result), its kind, its token."""
+
+    where: str
+    kind: str
+    token: str
+
+    def to_dict(self) -> dict[str, str]:
+        """Wire form; never the value."""
+        return {"where": self.where, "kind": self.kind, "token": self.token}
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A result as the client may see it, what was found in it, and the filters that matched."""
+
+    result: dict[str, Any]
+    findings: tuple[ResultFinding, ...]
+    taint: tuple[str, ...]
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The kinds found, each once, in order of first finding."""
+        return tuple(dict.fromkeys(f.kind for f in self.findings))
+
+
+def placeholder(finding: ScanFinding) -> str:
+    """The typed placeholder of a finding: ``[secret:aws_access_key_id <redacted:...>]``."""
+    return f"[{finding.kind} {finding.token}]"
+
+
+def _typed(redacted: str, findings: Sequence[ScanFinding]) -> str:
+    """``redact``'s output with each token made a typed placeholder (spans are in order)."""
+    out, cursor, shift = [], 0, 0
+    for f in findings:
+        at = f.start + shift
+        out += [redacted[cursor:at], placeholder(f)]
+        cursor = at + len(f.token)
+        shift += len(f.token) - (f.end - f.start)
+    out.append(redacted[cursor:])
+    return "".join(out)
+
+
+class _Walker:
+    """Visits the texts of one result; ``scan`` off leaves them as they are (filters still run)."""
+
+    def __init__(self, redactor: Redactor, hits: Hits, *, scan: bool) -> None:
+        self.redactor, self.hits, self.scan = redactor, hits, scan
+        self.findings: list[ResultFinding] = []
+        self.taint: dict[str, None] = {}
+
+    def text(self, where: str, text: str) -> str:
+        for hit in self.hits(text):
+            self.taint[hit] = None
+        if not self.scan:
+            return text
+        redacted, found = redact(text, self.redactor)
+        if not found:
+            return text
+        self.findings += [ResultFinding(where, f.kind, f.token) for f in found]
+        return _typed(redacted, found)
+
+    def value(self, where: str, value: Any, depth: int = 0) -> Any:
+        if isinstance(value, str):
+            return self.text(where, value)
+        if depth > _MAX_DEPTH:
+            return self.text(where, "(structured content nested too deep to check)")
+        if isinstance(value, dict):
+            return {k: self.value(f"{where}/{_escape(k)}", v, depth + 1) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.value(f"{where}/{i}", v, depth + 1) for i, v in enumerate(value)]
+        return value
+
+    def blob(self, where: str, blob: Any) -> Any:
+        """A base64 blob that is UTF-8 text is checked as text (and re-encoded when redacted)."""
+        if not isinstance(blob, str):
+            return blob
+        try:
+            text = base64.b64decode(blob, validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            return blob  # binary data: no text to scan
+        checked = self.text(where, text)
+        return blob if checked == text else base64.b64encode(checked.encode()).decode("ascii")
+
+
+def _escape(key: str) -> str:
+    """A JSON Pointer reference token (RFC 6901 §3)."""
+    return str(key).replace("~", "~0").replace("/", "~1")
+
+
+def _content(walker: _Walker, where: str, item: Any) -> Any:
+    """One content block of a ``CallToolResult`` (text, embedded resource) or a resource's
+    contents entry of ``resources/read``."""
+    if not isinstance(item, dict):
+        return item
+    out = dict(item)
+    if isinstance(item.get("text"), str):
+        out["text"] = walker.text(f"{where}/text", item["text"])
+    if "blob" in item:
+        out["blob"] = walker.blob(f"{where}/blob", item["blob"])
+    resource = item.get("resource")
+    if isinstance(resource, dict):
+        out["resource"] = _content(walker, f"{where}/resource", resource)
+    return out
+
+
+def check_result(
+    method: str,
+    result: Mapping[str, Any],
+    redactor: Redactor,
+    hits: Hits,
+    *,
+    scan: bool = True,
+) -> Checked:
+    """Check one result of ``tools/call`` or ``resources/read`` (MCP 2025-11-25, Tools and
+    Resources): the result the client may see, the findings, and the result filters that matched.
+    """
+    walker = _Walker(redactor, hits, scan=scan)
+    out = dict(result)
+    key = "contents" if method == "resources/read" else "content"
+    items = result.get(key)
+    if isinstance(items, list):
+        out[key] = [_content(walker, f"/{key}/{i}", item) for i, item in enumerate(items)]
+    if method == "tools/call" and "structuredContent" in result:
+        out["structuredContent"] = walker.value("/structuredContent", result["structuredContent"])
+    return Checked(out, tuple(walker.findings), tuple(walker.taint))
