@@ -150,6 +150,17 @@ def pending_path(path: Path) -> Path:
     return path.with_name(path.name + ".pending")
 
 
+def _pending_of(path: Path) -> Mapping[str, Pin]:
+    """The pending changes recorded so far (none when the file is missing or unreadable)."""
+    pending = pending_path(path)
+    if not pending.exists():
+        return {}
+    try:
+        return PinFile.load(pending).tools
+    except UsageError:  # rewritten whole by the next change
+        return {}
+
+
 class PinSet:
     """The pins one proxy enforces, what each session was last shown, and pending changes.
 
@@ -163,7 +174,7 @@ class PinSet:
         self.path = path
         self._lock = threading.Lock()
         self._pins: PinFile | None = PinFile.load(path) if path.exists() else None
-        self._pending: dict[str, Pin] = {}
+        self._pending: dict[str, Pin] = dict(_pending_of(path))
         self._seen: dict[str, dict[str, str | None]] = {}  # session -> tool -> problem
 
     @property
