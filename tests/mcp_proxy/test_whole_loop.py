@@ -68,8 +68,10 @@ def _wrap(tmp: Path, keyring_path: Path, extra: list[str]) -> Callable[[], Clien
     server = [sys.executable, str(HOSTILE), "stdio"]
 
     def connect() -> Client:
-        params = wrap_params(str(tmp / "j.db"), keyring_path, server, server_name="hx",
-                             pack=PACK, extra=["--pin", str(tmp / "pins.json"), *extra])  # fmt: skip
+        extras = ["--pin", str(tmp / "pins.json"), *extra]
+        params = wrap_params(
+            str(tmp / "j.db"), keyring_path, server, server_name="hx", pack=PACK, extra=extras
+        )
         return Client(params, mode="legacy")
 
     return connect
