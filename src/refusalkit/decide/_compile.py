@@ -33,6 +33,7 @@ from refusalkit.decide._fields import (
 )
 from refusalkit.decide._glob import compile_glob
 from refusalkit.decide._kinds import COMPONENTS, Kind, kind_parser
+from refusalkit.decide._limits import CompiledLimit
 from refusalkit.decide._logic import Severity
 from refusalkit.decide._records import make_step
 from refusalkit.decide._regex import search_predicate
@@ -375,6 +376,7 @@ class CompiledPack:
     filters: tuple[CompiledFilter, ...]
     rules: RuleSet
     result_filters: tuple[CompiledFilter, ...] = ()
+    limits: tuple[CompiledLimit, ...] = ()
 
 
 def _check_classes(classes: Mapping[str, Any], lines: Lines) -> None:
@@ -482,6 +484,17 @@ class _Compiler:
         spec = self.spec(RESULT_FIELD, cond, ("result_filters", index))
         return CompiledFilter(raw["id"], raw.get("message"), spec)
 
+    def limit(self, index: int, raw: Mapping[str, Any]) -> CompiledLimit:
+        """A budget (docs/design/policy.md, Limits): its ``tools`` condition is compiled as a
+        rule's ``tool`` condition is."""
+        tools = raw.get("tools")
+        spec = None if tools is None else self.spec("tool", tools, ("limits", index, "tools"))
+        window = raw.get("window_s")
+        return CompiledLimit(
+            raw["id"], spec, int(raw["max_calls"]), None if window is None else float(window),
+            raw.get("message"),
+        )  # fmt: skip
+
     def attestation(self) -> Attestation | None:
         raw = self.data.get("attestation")
         if raw is None:
@@ -556,6 +569,7 @@ class _Compiler:
             result_filters=tuple(
                 self.result_filter(i, f) for i, f in enumerate(self.data.get("result_filters", []))
             ),
+            limits=tuple(self.limit(i, x) for i, x in enumerate(self.data.get("limits", []))),
         )
 
 
