@@ -11,8 +11,8 @@ protocol revision adds) except two (docs/design/mcp.md):
   is decided in its own task, so a slow journal holds up no other message; a
   ``notifications/cancelled`` for a request still being decided makes the proxy drop it (never
   forwarded, never answered, as MCP's cancellation allows).
-- the answers to ``tools/call`` and ``resources/read``: checked by the gate (scanner, result
-  filters) and passed on redacted, or replaced by a refusal.
+- the answers to ``tools/call``, ``resources/read`` and ``prompts/get``: checked by the gate
+  (scanner, result filters) and passed on redacted, or replaced by a refusal.
 - the answers to ``tools/list``, ``resources/list``, ``resources/templates/list`` and
   ``prompts/list``: what the agent may not use is removed (tools also when they differ from
   their pins), and which tools declare an output schema is remembered (a refusal of one carries
@@ -160,7 +160,7 @@ class Bridge:
             return
         if not verdict.refused:
             self._track_progress(message.id, params)
-            if message.method != "prompts/get" and isinstance(tool, str):
+            if isinstance(tool, str):
                 self._checked[message.id] = (message.method, tool, verdict)
             await up_write.send(SessionMessage(message))
             return

@@ -260,8 +260,9 @@ class Gate:
     async def check(
         self, method: str, tool: str, call: Verdict, result: Any, caller: Caller
     ) -> tuple[dict[str, Any] | None, Verdict | None]:
-        """A server's result (of ``tools/call`` or ``resources/read``) as the client may see it,
-        or the refusal that replaces it. Never raises: a failure withholds the result."""
+        """A server's result (of ``tools/call``, ``resources/read``, ``prompts/get``) as the
+        client may see it, or the refusal that replaces it. Never raises: a failure withholds
+        the result."""
         try:
             with anyio.fail_after(self._timeout_s):
                 return await self._check(method, tool, call, result, caller)

@@ -1,9 +1,9 @@
 """What a server answers, checked before the client sees it (docs/design/mcp.md, Results).
 
 Every text a ``tools/call`` result carries (text content, an embedded resource's text, every
-string of ``structuredContent``) and every ``resources/read`` content (text, and a blob that is
-UTF-8 text) passes the chat guard's scanner (``refusalkit.chat.scan``): each credential or piece
-of personal data found is replaced by a typed placeholder, ``[<kind> <keyed token>]``, and the
+string of ``structuredContent``), every ``resources/read`` content (text, and a blob that is
+UTF-8 text) and every ``prompts/get`` message passes the chat guard's scanner
+(``refusalkit.chat.scan``): each credential or piece of personal data found is replaced by a typed placeholder, ``[<kind> <keyed token>]``, and the
 rest is left as it was. The pack's result filters run over the same texts, before redaction.
 
 Pure: ``check_result`` takes the result, the redactor and the filters, and gives the result the
@@ -144,6 +144,18 @@ def _content(walker: _Walker, where: str, item: Any) -> Any:
     return out
 
 
+def _prompt(walker: _Walker, out: dict[str, Any]) -> Checked:
+    """A ``GetPromptResult``: each message's content block is checked as a tool's would be."""
+    messages = out.get("messages")
+    if isinstance(messages, list):
+        out["messages"] = [
+            {**m, "content": _content(walker, f"/messages/{i}/content", m.get("content"))}
+            if isinstance(m, dict) else m
+            for i, m in enumerate(messages)
+        ]  # fmt: skip
+    return Checked(out, tuple(walker.findings), tuple(walker.taint))
+
+
 def check_result(
     method: str,
     result: Mapping[str, Any],
@@ -152,11 +164,14 @@ def check_result(
     *,
     scan: bool = True,
 ) -> Checked:
-    """Check one result of ``tools/call`` or ``resources/read`` (MCP 2025-11-25, Tools and
-    Resources): the result the client may see, the findings, and the result filters that matched.
+    """Check one result of ``tools/call``, ``resources/read`` or ``prompts/get`` (MCP
+    2025-11-25, Tools, Resources and Prompts): the result the client may see, the findings, and
+    the result filters that matched.
     """
     walker = _Walker(redactor, hits, scan=scan)
     out = dict(result)
+    if method == "prompts/get":
+        return _prompt(walker, out)
     key = "contents" if method == "resources/read" else "content"
     items = result.get(key)
     if isinstance(items, list):
