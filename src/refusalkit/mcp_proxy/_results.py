@@ -3,8 +3,9 @@
 Every text a ``tools/call`` result carries (text content, an embedded resource's text, every
 string of ``structuredContent``), every ``resources/read`` content (text, and a blob that is
 UTF-8 text) and every ``prompts/get`` message passes the chat guard's scanner
-(``refusalkit.chat.scan``): each credential or piece of personal data found is replaced by a typed placeholder, ``[<kind> <keyed token>]``, and the
-rest is left as it was. The pack's result filters run over the same texts, before redaction.
+(``refusalkit.chat.scan``): each credential or piece of personal data found is replaced by a
+typed placeholder, ``[<kind> <keyed token>]``, and the rest is left as it was. The pack's result
+filters run over the same texts, before redaction.
 
 Pure: ``check_result`` takes the result, the redactor and the filters, and gives the result the
 client may see, what was found where (kinds and tokens, never a value), and which filters matched.
