@@ -140,3 +140,21 @@ def test_prompt_messages_are_checked_like_tool_results() -> None:
     assert checked.result["description"] == "d"
     assert [f.where for f in checked.findings] == ["/messages/0/content/text"]
     assert checked.taint == ("injection",)
+
+
+def test_every_string_of_a_block_is_checked_but_media_and_types_are_kept() -> None:
+    image = base64.b64encode(AWS_KEY.encode()).decode()  # media data is not text for a model
+    result = {
+        "content": [
+            {"type": "resource_link", "uri": f"https://x.test/?key={AWS_KEY}", "name": EMAIL,
+             "description": f"owned by {EMAIL}"},
+            {"type": "image", "data": image, "mimeType": "image/png"},
+        ],
+        "_meta": {"note": AWS_KEY},
+    }  # fmt: skip
+    checked = check_result("tools/call", result, REDACTOR, _none)
+    link, picture = checked.result["content"]
+    assert AWS_KEY not in json.dumps([link, checked.result["_meta"]])
+    assert EMAIL not in json.dumps(link)
+    assert link["type"] == "resource_link"
+    assert picture == result["content"][1]

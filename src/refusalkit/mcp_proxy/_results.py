@@ -129,19 +129,28 @@ def _escape(key: str) -> str:
     return str(key).replace("~", "~0").replace("/", "~1")
 
 
+_BINARY = frozenset({"data"})  # image and audio content: base64 media, no text to scan
+_KEPT = frozenset({"type", "mimeType"})  # what a block is; never a value
+
+
 def _content(walker: _Walker, where: str, item: Any) -> Any:
-    """One content block of a ``CallToolResult`` (text, embedded resource) or a resource's
-    contents entry of ``resources/read``."""
+    """One content block of a ``CallToolResult`` (text, image, audio, resource link, embedded
+    resource) or a resource's contents entry of ``resources/read``: every string in it is checked
+    (text, a link's name, description and URI, annotations), except media data and the block's
+    type; a ``blob`` is checked when it is UTF-8 text."""
     if not isinstance(item, dict):
-        return item
-    out = dict(item)
-    if isinstance(item.get("text"), str):
-        out["text"] = walker.text(f"{where}/text", item["text"])
-    if "blob" in item:
-        out["blob"] = walker.blob(f"{where}/blob", item["blob"])
-    resource = item.get("resource")
-    if isinstance(resource, dict):
-        out["resource"] = _content(walker, f"{where}/resource", resource)
+        return walker.value(where, item)
+    out: dict[str, Any] = {}
+    for key, value in item.items():
+        here = f"{where}/{_escape(key)}"
+        if key in _BINARY or key in _KEPT:
+            out[key] = value
+        elif key == "blob":
+            out[key] = walker.blob(here, value)
+        elif key == "resource":
+            out[key] = _content(walker, here, value)
+        else:
+            out[key] = walker.value(here, value)
     return out
 
 
@@ -172,11 +181,13 @@ def check_result(
     walker = _Walker(redactor, hits, scan=scan)
     out = dict(result)
     if method == "prompts/get":
-        return _prompt(walker, out)
+        return _prompt(walker, out)  # a prompt's own _meta is the server's, not for the model
     key = "contents" if method == "resources/read" else "content"
     items = result.get(key)
     if isinstance(items, list):
         out[key] = [_content(walker, f"/{key}/{i}", item) for i, item in enumerate(items)]
     if method == "tools/call" and "structuredContent" in result:
         out["structuredContent"] = walker.value("/structuredContent", result["structuredContent"])
+    if "_meta" in result:
+        out["_meta"] = walker.value("/_meta", result["_meta"])
     return Checked(out, tuple(walker.findings), tuple(walker.taint))
