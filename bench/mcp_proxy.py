@@ -337,7 +337,7 @@ def _results_run(calls: int, rounds: int, tmp: Path) -> dict[str, Any]:
 def _print_results(report: dict[str, Any]) -> None:
     title = (
         f"tools/call with a 2,000-token result ({report['calls']} calls x {report['rounds']} "
-        "rounds; median [q1, q3] of the round medians)"
+        "rounds; median \\[q1, q3] of the round medians)"
     )
     table = Table(title=title)
     for column in ("config", "p50 ms", "added p50 ms"):
