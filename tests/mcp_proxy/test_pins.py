@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from refusalkit.errors import UsageError
-from refusalkit.mcp_proxy import Pin, PinFile, PinSet, tool_digest
-from refusalkit.mcp_proxy._pins import compare, pending_path
+from refusalkit.mcp_proxy import Pin, PinFile, PinSet, pending_path, tool_digest
+from refusalkit.mcp_proxy import pin_problem as compare
 from refusalkit.model import canonical_json
 
 TOOL = {

@@ -43,13 +43,13 @@ def _say(text: str) -> None:
 
 def _pins() -> Any:
     try:
-        from refusalkit.mcp_proxy import _pins  # noqa: PLC0415 (only with the mcp extra)
+        import refusalkit.mcp_proxy as pins  # noqa: PLC0415 (only with the mcp extra)
     except ImportError as exc:
         raise UsageError(
             f"pinning needs the MCP SDK ({exc.name} is missing)",
             hint="Install it with `pip install 'refusalkit[mcp]'`.",
         ) from exc
-    return _pins
+    return pins
 
 
 def _load(path: Path) -> Any:
@@ -100,8 +100,8 @@ def review_command(path: PinPath) -> None:
         return
     for name in sorted(pending.tools):
         new, old = pending.tools[name], pinned.tools.get(name)
-        _say(f"== {name}: {pins.compare(new.definition, old)}")
-        for member in pins.MEMBERS:
+        _say(f"== {name}: {pins.pin_problem(new.definition, old)}")
+        for member in pins.PIN_MEMBERS:
             before = None if old is None else old.definition.get(member)
             for line in _diff(member, before, new.definition.get(member)):
                 _say(line)

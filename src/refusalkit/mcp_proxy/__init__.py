@@ -17,13 +17,16 @@ from __future__ import annotations
 from refusalkit.mcp_proxy._bridge import Bridge
 from refusalkit.mcp_proxy._gate import Caller, Gate, Verdict
 from refusalkit.mcp_proxy._http import ProxyApp, serve_http
-from refusalkit.mcp_proxy._pins import Pin, PinFile, PinSet, tool_digest
+from refusalkit.mcp_proxy._pins import MEMBERS as PIN_MEMBERS
+from refusalkit.mcp_proxy._pins import Pin, PinFile, PinSet, pending_path, tool_digest
+from refusalkit.mcp_proxy._pins import compare as pin_problem
 from refusalkit.mcp_proxy._result import META_KEY, REFUSAL_CODE, refusal_error, refusal_result
 from refusalkit.mcp_proxy._results import ResultMode, check_result
 from refusalkit.mcp_proxy._stdio import open_gate, serve_stdio
 
 __all__ = [
     "META_KEY",
+    "PIN_MEMBERS",
     "REFUSAL_CODE",
     "Bridge",
     "Caller",
@@ -36,6 +39,8 @@ __all__ = [
     "Verdict",
     "check_result",
     "open_gate",
+    "pending_path",
+    "pin_problem",
     "refusal_error",
     "refusal_result",
     "serve_http",
