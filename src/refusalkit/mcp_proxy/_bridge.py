@@ -47,7 +47,7 @@ from mcp_types import (
 from refusalkit.mcp_proxy._gate import Caller, Gate, Verdict
 from refusalkit.mcp_proxy._result import META_KEY, refusal_error, refusal_result
 
-__all__ = ["Bridge", "Receiver", "Sender"]
+__all__ = ["Bridge", "Receiver", "Sender", "describe_malformed"]
 
 log = logging.getLogger("refusalkit.mcp")
 
@@ -109,7 +109,9 @@ class Bridge:
     ) -> None:
         async for item in read:
             if isinstance(item, Exception):
-                log.warning("dropped a malformed message from the client: %s", _kind(item))
+                log.warning(
+                    "dropped a malformed message from the client: %s", describe_malformed(item)
+                )
                 continue
             message = item.message
             if isinstance(message, JSONRPCRequest):
@@ -184,7 +186,9 @@ class Bridge:
     async def _from_server(self, read: Receiver, down_write: Sender) -> None:
         async for item in read:
             if isinstance(item, Exception):
-                log.warning("dropped a malformed message from the server: %s", _kind(item))
+                log.warning(
+                    "dropped a malformed message from the server: %s", describe_malformed(item)
+                )
                 continue
             message = item.message
             related: RequestId | None = None
@@ -283,7 +287,7 @@ def _decided(method: str, params: dict[str, Any]) -> tuple[Any, Any]:
     return params.get("name"), params.get("arguments")
 
 
-def _kind(exc: Exception) -> str:
+def describe_malformed(exc: Exception) -> str:
     """What was wrong with a malformed message, never its bytes (which may hold an argument):
     the error's type and, for a validation error, the locations and kinds of its problems."""
     errors = getattr(exc, "errors", None)

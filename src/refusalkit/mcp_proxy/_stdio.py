@@ -24,6 +24,7 @@ from refusalkit.errors import UsageError
 from refusalkit.keyring import Keyring
 from refusalkit.mcp_proxy._bridge import Bridge
 from refusalkit.mcp_proxy._gate import Caller, Gate
+from refusalkit.mcp_proxy._logsafe import quiet_sdk_parse_errors
 from refusalkit.mcp_proxy._pins import PinSet
 from refusalkit.mcp_proxy._pipes import client_stdio
 from refusalkit.mcp_proxy._results import ResultMode
@@ -57,6 +58,7 @@ async def open_gate(
     journal.md "Signer state") before any checkpoint is signed: a store rolled back, truncated
     or rewritten gets no new signature.
     """
+    quiet_sdk_parse_errors()
     access = JournalAccess(
         journal, keyring, origin=None, max_group=_MAX_GROUP, signer_state=signer_state
     )
