@@ -21,6 +21,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from refusalkit.decide import DecisionPoint
 from refusalkit.errors import UsageError
+from refusalkit.journal import JournalAccess
 from refusalkit.keyring import Keyring
 from refusalkit.mcp_proxy._bridge import Bridge
 from refusalkit.mcp_proxy._gate import Caller, Gate
@@ -28,7 +29,6 @@ from refusalkit.mcp_proxy._logsafe import quiet_sdk_parse_errors
 from refusalkit.mcp_proxy._pins import PinSet
 from refusalkit.mcp_proxy._pipes import client_stdio
 from refusalkit.mcp_proxy._results import ResultMode
-from refusalkit.server import JournalAccess
 
 __all__ = ["open_gate", "serve_stdio"]
 
