@@ -147,11 +147,14 @@ def _warn_scope(point: DecisionPoint, agent: str | None, server_name: str) -> No
     caps = point.pack.compiled.capabilities
     if caps is None or (agent is not None and caps.get(agent)):
         return
-    who = "no --agent was given" if agent is None else f"the agent {agent!r} is not listed"
+    who = (
+        "no --agent was given"
+        if agent is None
+        else f"the pack's capabilities do not list {agent!r}"
+    )
     err_console.print(
-        f"refusalkit: warning: {who} in the pack's capabilities, so no tool of the server "
-        f"{server_name!r} is granted: every call will be refused out-of-scope. Check --agent "
-        "and --server-name.",
+        f"refusalkit: warning: {who}, so no tool of the server {server_name!r} is granted: every "
+        "call will be refused out-of-scope. Check --agent and --server-name.",
         markup=False,
     )
 
