@@ -74,8 +74,10 @@ PUBLIC: dict[str, list[str]] = {
         "KEYRING_ENV", "KEYRING_SCHEMA", "Keyring", "default_keyring_path", "resolve_keyring",
     ],
     "refusalkit.mcp_proxy": [
-        "Bridge", "Caller", "Gate", "META_KEY", "ProxyApp", "Verdict", "open_gate",
-        "refusal_result", "serve_http", "serve_stdio",
+        "Bridge", "Caller", "Gate", "META_KEY", "PIN_MEMBERS", "Pin", "PinFile", "PinSet",
+        "ProxyApp", "REFUSAL_CODE", "ResultMode", "Verdict", "check_result", "open_gate",
+        "pending_path", "pin_problem", "refusal_error", "refusal_result", "serve_http",
+        "serve_stdio", "tool_digest",
     ],
     "refusalkit.model": [
         "Action", "DECISION_SCHEMA", "Decision", "EngineRef", "PolicyRef",
