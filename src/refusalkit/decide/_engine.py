@@ -375,7 +375,11 @@ class DecisionPoint:
         if isinstance(exc, RequestError):
             problem = f"{_where(line_number)}malformed request: {exc.message}"
             return self._failed(request, problem, rejected=True)
-        log.warning("decision failed closed: %s", type(exc).__name__)
+        log.warning(
+            "%sdecision failed closed (%s): decided deny + unavailable",
+            _where(line_number),
+            type(exc).__name__,
+        )
         problem = f"{_where(line_number)}internal error ({type(exc).__name__})"
         return self._failed(request, problem)
 
