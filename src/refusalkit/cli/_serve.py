@@ -48,7 +48,10 @@ def serve_command(
         str, typer.Option("--journal", help="Journal: a SQLite file or a postgresql:// URL.")
     ],
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8181,
+    port: Annotated[
+        int,
+        typer.Option(help="Port to listen on (no common policy engine's; docs/service.md)."),
+    ] = 8750,
     workers: Annotated[int, typer.Option(min=1, help="Worker processes (share the journal).")] = 1,
     keys_file: Annotated[
         Path | None,
