@@ -15,7 +15,6 @@ import pytest
 
 from support.mcp_helpers import FS_SERVER
 
-
 # The command that installs it, exactly as .ci/run runs it (tests/test_docs.py keeps them equal).
 INSTALL = (
     "npm install --prefix .mcp-servers --no-audit --no-fund --loglevel=error "

@@ -34,9 +34,7 @@ from support.mcp_helpers import (
 )
 
 pytestmark = pytest.mark.timeout(120)
-SIGNALS = pytest.mark.parametrize(
-    "sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"]
-)
+SIGNALS = pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 
 
 def _checkpointed_size(journal: Path, keyring: Keyring) -> tuple[int, int | None]:
@@ -83,10 +81,14 @@ def test_wrap_signs_a_final_checkpoint_when_signalled(
         stderr=subprocess.PIPE,
         env=params.env,
     )
-    assert process.stdin is not None and process.stdout is not None
-    info = {"name": "signal-test", "version": "1"}
-    _send(process.stdin, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": info}})  # fmt: skip
+    assert process.stdin is not None
+    assert process.stdout is not None
+    hello = {
+        "protocolVersion": LATEST_PROTOCOL_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "signal-test", "version": "1"},
+    }
+    _send(process.stdin, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello})
     assert "result" in _answer(process.stdout, 1)
     _send(process.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
     call = {"name": "read_file", "arguments": {"path": "/work/a.txt"}}

@@ -157,8 +157,10 @@ def test_cli_keys_add_of_a_taken_name_is_refused_unless_replaced(tmp_path: Path)
     assert replaced.returncode == 0, replaced.stderr
     store = KeyStore(keys)
     old, new = store.lookup(first), store.lookup(replaced.stdout.strip())
-    assert old is not None and old.revoked is not None
-    assert new is not None and new.revoked is None
+    assert old is not None
+    assert old.revoked is not None
+    assert new is not None
+    assert new.revoked is None
     fresh = _cli("service", "keys", "add", "ci", "--replace", "--keys-file", str(keys))
     assert fresh.returncode == 0  # nothing to replace: it is simply made
 

@@ -98,7 +98,7 @@ def _run(main: Callable[[], Awaitable[None]]) -> None:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _as_interrupt(signum: int, frame: FrameType | None) -> None:
+def _as_interrupt(_signum: int, frame: FrameType | None) -> None:
     """SIGTERM, handled by whatever handles SIGINT now: asyncio's runner, which cancels the
     main task (a second signal interrupts at once), else Python's KeyboardInterrupt."""
     handler = signal.getsignal(signal.SIGINT)

@@ -60,7 +60,7 @@ class CheckpointScheduler:
             log.exception("final checkpoint not signed")
         else:
             if note is not None:
-                size = (note.splitlines() + ["", "?"])[1]
+                size = [*note.splitlines(), "", "?"][1]
                 log.info("final checkpoint signed at tree size %s", size)
 
     async def sign_now(self, *, force: bool) -> str:
