@@ -240,6 +240,7 @@ def test_background_commands_are_the_jobs_themselves(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 def test_pages_run_in_sequence(tmp_path: Path) -> None:
     tour = [(page, parse_steps((ROOT / page).read_text(encoding="utf-8"))) for page in pages()]
     for page, steps in tour:
