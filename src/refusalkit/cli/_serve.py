@@ -185,7 +185,7 @@ def keys_add(
     What was done goes to standard error, so `KEY=$(refusalkit service keys add ...)` takes the
     key and nothing else. A name that has an active key is refused, unless --replace is given.
     """
-    from refusalkit.server import KeyStore, parse_scopes  # noqa: PLC0415
+    from refusalkit._internal.keys import KeyStore, parse_scopes  # noqa: PLC0415
 
     store = KeyStore(keys_file)
     wanted = parse_scopes(scopes)
@@ -212,7 +212,7 @@ def keys_add(
 @keys_app.command("list")
 def keys_list(keys_file: KeysFile) -> None:
     """List the keys (names, scopes, dates; never the keys)."""
-    from refusalkit.server import KeyStore  # noqa: PLC0415
+    from refusalkit._internal.keys import KeyStore  # noqa: PLC0415
 
     table = Table("name", "scopes", "created", "revoked", "hash")
     for key in KeyStore(keys_file).list_keys():
@@ -231,7 +231,7 @@ def keys_revoke(
     name: Annotated[str, typer.Argument(help="The key to revoke.")], keys_file: KeysFile
 ) -> None:
     """Revoke a key: it stops working at once (running services re-read the file)."""
-    from refusalkit.server import KeyStore  # noqa: PLC0415
+    from refusalkit._internal.keys import KeyStore  # noqa: PLC0415
 
     record = KeyStore(keys_file).revoke(name)
     out_console.print(f"revoked key {record.name!r} at {record.revoked}")
