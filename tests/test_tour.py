@@ -29,6 +29,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -239,12 +240,28 @@ def test_background_commands_are_the_jobs_themselves(tmp_path: Path) -> None:
     assert compound.startswith("{ a && b ; } > ")
 
 
+PORT = re.compile(r"(?:127\.0\.0\.1:|--port )(\d+)")
+
+
+def _ports_in_use(tour: list[tuple[str, list[Step]]]) -> list[int]:
+    """The loopback ports the pages use that something already listens on."""
+    ports = {int(p) for _, steps in tour for step in steps for p in PORT.findall(step.command)}
+    busy = []
+    for port in sorted(ports):
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                busy.append(port)
+    return busy
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_pages_run_in_sequence(tmp_path: Path) -> None:
     tour = [(page, parse_steps((ROOT / page).read_text(encoding="utf-8"))) for page in pages()]
     for page, steps in tour:
         assert steps, f"{page} has no runnable console block"
+    busy = _ports_in_use(tour)
+    assert not busy, f"the pages serve on 127.0.0.1 ports {busy}, which something else holds now"
     repo, home, out = tmp_path / "repo", tmp_path / "home", tmp_path / "out"
     for folder in (repo, home, out):
         folder.mkdir()
