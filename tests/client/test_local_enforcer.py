@@ -87,7 +87,8 @@ def test_concurrent_threads_each_get_a_durable_decision(tmp_path: Path) -> None:
             t.start()
         for t in threads:
             t.join()
-    assert len(seen) == 24 and all(durable for _, durable in seen)
+    assert len(seen) == 24
+    assert all(durable for _, durable in seen)
     assert sorted(_journaled_ids(store, d.keyring)) == sorted(i for i, _ in seen)
 
 
@@ -104,7 +105,8 @@ def test_concurrent_tasks_each_get_a_durable_decision(tmp_path: Path) -> None:
 
     with refusalkit.enforcer(policy=d.pack, journal=store, keyring=d.keyring) as enforcer:
         seen = asyncio.run(run(enforcer))
-    assert len({i for i, _ in seen}) == 16 and all(durable for _, durable in seen)
+    assert len({i for i, _ in seen}) == 16
+    assert all(durable for _, durable in seen)
     assert sorted(_journaled_ids(store, d.keyring)) == sorted(i for i, _ in seen)
 
 
