@@ -43,7 +43,7 @@ from refusalkit.chat._values import (
     vet_value,
 )
 
-__all__ = ["find_secrets", "is_placeholder"]
+__all__ = ["FALLBACKS", "find_secrets", "is_placeholder"]
 
 # Between the lines of a key block: line breaks (also as JSON's \n), quote marks, indentation,
 # comment leaders and string concatenation.
@@ -247,7 +247,7 @@ def _encoded(text: str) -> Iterator[Finding]:
         inner = _decoded(m.group(0))
         if inner is None:
             continue
-        found = widest([*_curated(inner), *_gitleaks(inner)], _FALLBACKS)
+        found = widest([*_curated(inner), *_gitleaks(inner)], FALLBACKS)
         if found:
             yield Finding(f"encoded:{found[0].kind}", m.start(), m.end(), "")
 
@@ -274,7 +274,7 @@ def _rejoined(kept: list[int], text: str, first_piece_end: int) -> Iterator[Find
     """Scan the characters at offsets ``kept`` of ``text`` as one string; a finding that runs
     past the first piece (so only the joining reveals it) maps back to the original span."""
     whole = "".join(text[i] for i in kept)
-    for f in widest([*_curated(whole), *_gitleaks(whole)], _FALLBACKS):
+    for f in widest([*_curated(whole), *_gitleaks(whole)], FALLBACKS):
         if kept[f.end - 1] >= first_piece_end:
             yield Finding(f.kind, kept[f.start], kept[f.end - 1] + 1, "")
 
@@ -293,10 +293,10 @@ def _joined(text: str) -> Iterator[Finding]:
             yield from _rejoined(kept, text, pieces[0][1])
 
 
-_FALLBACKS = frozenset({"credential_assignment", "generic-api-key"})
+FALLBACKS = frozenset({"credential_assignment", "generic-api-key"})
 
 
 def find_secrets(text: str) -> list[Finding]:
     """Credentials in ``text``, one finding per secret, spans covering the whole secret."""
     found = [*_curated(text), *_gitleaks(text), *_encoded(text), *_joined(text)]
-    return widest(found, _FALLBACKS)
+    return widest(found, FALLBACKS)
