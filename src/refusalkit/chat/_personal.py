@@ -6,8 +6,9 @@ format (docs/design/chat.md, "Detectors"):
 * phone numbers: libphonenumber (``phonenumbers``), international (``+44 20 ...``, ``0044 ...``)
   and national formats in the deployment's default region (``REFUSALKIT_PHONE_REGION``, default
   ``US``); a national number needs phone-like punctuation or a context word ("call", "tel", ...);
-* payment cards: issuer prefix, length and the Luhn check (ISO/IEC 7812-1), found at the front of
-  a longer digit run (a card followed by its CVV), and card security codes beside their label;
+* payment cards: a whole run of digits and separators, printed as cards are (one run, groups of
+  4, 4-6-5), with issuer prefix, length and the Luhn check (ISO/IEC 7812-1) on the whole run or
+  on the run before a trailing security code; and card security codes beside their label;
 * IBANs (ISO 13616 mod-97, ``python-stdnum``), in any case and grouping;
 * national identifiers, each by its ``python-stdnum`` validator: US SSN, UK NINO (HMRC prefix
   rules), Spanish DNI and NIE, French NIR, Italian codice fiscale, Brazilian CPF; those whose
@@ -105,6 +106,18 @@ def _whole(valid: Callable[[str], bool], norm: Callable[[str], str] = _alnum) ->
     return check
 
 
+def _whole_run_of(valid: Callable[[str], bool]) -> Check:
+    """A number that is a whole run of digits (not part of a longer one), by its digits."""
+
+    def check(text: str, m: Any) -> _Hit | None:
+        value = _digits(m.group(0))
+        if not _whole_run(text, m.start(), m.end()) or not valid(value):
+            return None
+        return _Hit(m.start(), m.end(), value)
+
+    return check
+
+
 def _with_context(check: Check, *words: str) -> Check:
     def guarded(text: str, m: Any) -> _Hit | None:
         return check(text, m) if _near(text, m.start(), words) else None
@@ -123,23 +136,53 @@ def _prefix_end(run: str, count: int) -> int | None:
     return None
 
 
-_CARD_LENGTHS = (16, 15, 19, 18, 17, 14, 13)
-_CARD_ISSUER = re2.compile(r"^(?:4|5[1-5]|2[2-7]|3[47]|3[0689]|6(?:011|5|4[4-9]|2)|35|5[06-8])")
+_CARD_ISSUER = re2.compile(r"^(?:[2-6]|1\d{14}$)")  # UATP cards (prefix 1) have 15 digits
+_SEPARATORS = " ._/\u00a0\u2009\u202f-"
+_GROUPINGS = frozenset({(4, 6, 5), (4, 6, 4), (4, 4, 5), (4, 4, 6)})
 
 
-def _card(_text: str, m: Any) -> _Hit | None:
-    """A card number at the front of a digit run (so a trailing CVV or expiry does not hide it)."""
-    run = m.group(0)
-    digits = _digits(run)
-    for n in _CARD_LENGTHS:
-        head = digits[:n]
-        if len(head) == n and _CARD_ISSUER.search(head) and luhn.is_valid(head):
-            if head in _DOC_VALUES:
-                return None
-            end = _prefix_end(run, n)
-            if end is not None:
-                return _Hit(m.start(), m.start() + end, head)
-    return None
+def _grouped(groups: list[int]) -> bool:
+    """How cards are printed: one run, groups of 4 (the last 1 to 4), or 4-6-5 and 4-6-4."""
+    if len(groups) == 1 or tuple(groups) in _GROUPINGS:
+        return True
+    return all(g == 4 for g in groups[:-1]) and 1 <= groups[-1] <= 4
+
+
+def _card_number(digits: str, groups: list[int]) -> bool:
+    return (
+        13 <= len(digits) <= 19
+        and _grouped(groups)
+        and _CARD_ISSUER.search(digits) is not None
+        and luhn.is_valid(digits)
+        and digits not in _DOC_VALUES
+    )
+
+
+def _whole_run(text: str, start: int, end: int) -> bool:
+    """The match is a whole run of digits: no separator and digit continues it either side."""
+    after = text[end : end + 2]
+    before = text[max(0, start - 2) : start]
+    continues = len(after) == 2 and after[0] in _SEPARATORS and after[1].isdigit()
+    preceded = len(before) == 2 and before[1] in _SEPARATORS and before[0].isdigit()
+    return not (continues or preceded)
+
+
+def _card(text: str, m: Any) -> _Hit | None:
+    """A card number is a whole run of digits and separators (``.``, ``_``, ``/``, spaces,
+    no-break and thin spaces, ``-``): Luhn, issuer and length hold for the whole run, or for
+    the run before a trailing 3-4 digit security code after a space."""
+    run, start = m.group(0), m.start()
+    if not _whole_run(text, start, m.end()):
+        return None
+    pieces = [p for p in re2.split(r"[^0-9]+", run) if p]
+    groups = [len(p) for p in pieces]
+    digits = "".join(pieces)
+    cut = len(run) - groups[-1]
+    if len(groups) > 2 and groups[-1] in (3, 4) and run[cut - 1] in " \u00a0\u2009\u202f":
+        head = digits[: -groups[-1]]  # a card, then its security code
+        if _card_number(head, groups[:-1]):
+            return _Hit(start, start + len(run[:cut].rstrip(_SEPARATORS)), head)
+    return _Hit(start, m.end(), digits) if _card_number(digits, groups) else None
 
 
 def _iban(_text: str, m: Any) -> _Hit | None:
@@ -261,7 +304,7 @@ _DETECTORS: tuple[_Detector, ...] = (
         r"(?:\s*[\[(]\s*dot\s*[\])]\s*[a-z0-9-]+)+",
         _obfuscated_email,
     ),
-    _d("payment_card", r"\b\d(?:[ -]?\d){12,24}\b", _card),
+    _d("payment_card", r"\b\d(?:[ ._/\x{a0}\x{2009}\x{202f}-]?\d){12,40}\b", _card),
     _d(
         "card_security_code",
         r"(?i)\b(?:cvv2?|cvc2?|csc|cid|security code)\b\W{0,5}(?P<v>\d{3,4})\b",
@@ -271,8 +314,8 @@ _DETECTORS: tuple[_Detector, ...] = (
     _d("us_ssn", r"\b\d{3}-\d{2}-\d{4}\b", _whole(ssn.is_valid, _digits)),
     _d(
         "us_ssn",
-        r"\b\d{9}\b",
-        _with_context(_whole(ssn.is_valid, _digits), "ssn", "social security"),
+        r"\b\d{3}[ ._\x{a0}\x{2009}]?\d{2}[ ._\x{a0}\x{2009}]?\d{4}\b",
+        _with_context(_whole_run_of(ssn.is_valid), "ssn", "social security", "ss#", "ss #"),
     ),
     _d(
         "uk_nino",
