@@ -31,6 +31,7 @@ from stdnum.br import cpf
 from stdnum.ca import sin
 from stdnum.de import idnr
 from stdnum.es import dni, nie
+from stdnum.exceptions import ValidationError
 from stdnum.fr import nir
 from stdnum.in_ import aadhaar
 from stdnum.it import codicefiscale
@@ -185,11 +186,21 @@ def _card(text: str, m: Any) -> _Hit | None:
     return _Hit(start, m.end(), digits) if _card_number(digits, groups) else None
 
 
+def _iban_valid(value: str) -> bool:
+    """ISO 13616: the country's format and length and the mod-97 check; a national check digit
+    python-stdnum does not accept (the Belgian example IBAN) does not hide an IBAN."""
+    try:
+        iban.validate(value, check_country=False)
+    except ValidationError:
+        return False
+    return True
+
+
 def _iban(_text: str, m: Any) -> _Hit | None:
     run = m.group(0)
     compact = _alnum(run)
     for n in range(len(compact), 14, -1):
-        if iban.is_valid(compact[:n]):
+        if _iban_valid(compact[:n]):
             if compact[:n] in _DOC_VALUES:
                 return None
             end = _prefix_end(run, n)
@@ -297,7 +308,11 @@ def _d(kind: str, pattern: str, check: Check) -> _Detector:
 
 
 _DETECTORS: tuple[_Detector, ...] = (
-    _d("email", r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b", _email),
+    _d(
+        "email",
+        r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:xn--[A-Za-z0-9-]{2,}|[A-Za-z]{2,})\b",
+        _email,
+    ),
     _d(
         "email",
         r"(?i)\b[a-z0-9._%+-]+\s*[\[(]\s*at\s*[\])]\s*[a-z0-9-]+"
@@ -322,7 +337,7 @@ _DETECTORS: tuple[_Detector, ...] = (
         r"(?i)\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b",
         _whole(_nino),
     ),
-    _d("es_dni", r"(?i)\b\d{8}[ -]?[A-Z]\b", _whole(dni.is_valid)),
+    _d("es_dni", r"(?i)\b\d{7,8}[ -]?[A-Z]\b", _whole(lambda v: dni.is_valid(v.zfill(9)))),
     _d("es_nie", r"(?i)\b[XYZ][ -]?\d{7}[ -]?[A-Z]\b", _whole(nie.is_valid)),
     _d(
         "fr_nir",
@@ -338,16 +353,18 @@ _DETECTORS: tuple[_Detector, ...] = (
     _d(
         "ca_sin",
         r"\b\d{3}[ -]?\d{3}[ -]?\d{3}\b",
-        _with_context(_whole(sin.is_valid, _digits), "sin", "social insurance"),
+        _with_context(
+            _whole(sin.is_valid, _digits), "sin", "social insurance", "nas", "assurance sociale"
+        ),
     ),
     _d(
         "nl_bsn",
-        r"\b\d{9}\b",
-        _with_context(_whole(bsn.is_valid, _digits), "bsn", "burgerservice"),
+        r"\b\d{4}\.\d{2}\.\d{3}\b|\b\d{9}\b",
+        _with_context(_whole(bsn.is_valid, _digits), "bsn", "burgerservice", "sofinummer"),
     ),
     _d(
         "in_aadhaar",
-        r"\b\d{4}[ -]?\d{4}[ -]?\d{4}\b",
+        r"\b\d{4}[ :-]?\d{4}[ :-]?\d{4}\b",
         _with_context(_whole(aadhaar.is_valid, _digits), "aadhaar", "aadhar", "uidai"),
     ),
     _d(
