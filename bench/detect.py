@@ -19,10 +19,17 @@ one run (``bench/results/detect-blind-first-run.txt``), gave recall 0.984, false
 right after a colon (``NOTE:+49 30 ...``) scored 0.75. That was fixed after the run, so every
 split's current figures are after tuning; the first-run file is the honest held-out figure.
 
-A text counts as flagged when the tool reports anything in it. detect-secrets runs with its
-default plugins and filters on a temporary file per text (``SecretsCollection.scan_file``), as
-its CLI would; it has no personal-data detectors, so its recall on those kinds is what its
-secret plugins catch by chance, and the table shows secrets-only figures as well.
+The ``evasion`` split (``bench/data/detect-evasion.jsonl``, ``bench/detect_evasion.py``) was
+written after the normalised view, the context passwords and the digit-run rules, committed
+before its first run, and that run is kept in ``bench/results/detect-evasion-first-run.txt``.
+
+A text counts as flagged when the tool reports anything in it. detect-secrets runs in memory at
+its documented best for ad-hoc strings: default plugins and filters, ``scan_line`` on each line
+of the text (no temporary files); it has no personal-data detectors, so its recall on those
+kinds is what its secret plugins catch by chance, and the table shows secrets-only figures as
+well. Timing is the p50 (with the interquartile range) per 2,000-token turn over distinct turns
+(project docs and source, and corpus texts, 8,000 characters each), guard and detect-secrets
+interleaved on each turn, with the load average.
 
     python bench/detect.py [--quick]
 """
@@ -31,10 +38,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import random
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -44,13 +52,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from refusalkit.chat import ChatRuntime
+from refusalkit.chat import scan
 from refusalkit.chat._detect import find_private_data, find_secrets
 from refusalkit.chat._scrub import redact_text
 from refusalkit.keyring import Keyring
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "bench" / "data" / "detect-corpus.jsonl"
+EVASION = ROOT / "bench" / "data" / "detect-evasion.jsonl"
 RESULTS = ROOT / "bench" / "results" / "detect.json"
 PII_KINDS = frozenset(
     {"email", "phone_international", "phone_national", "payment_card", "iban", "us_ssn",
@@ -63,7 +72,8 @@ TURN_WORDS = (
 
 
 def load_corpus() -> list[dict[str, Any]]:
-    return [json.loads(x) for x in CORPUS.read_text("utf-8").splitlines() if x.strip()]
+    lines = CORPUS.read_text("utf-8").splitlines() + EVASION.read_text("utf-8").splitlines()
+    return [json.loads(x) for x in lines if x.strip()]
 
 
 def guard_flags(text: str) -> bool:
@@ -71,22 +81,19 @@ def guard_flags(text: str) -> bool:
 
 
 class DetectSecrets:
-    """Yelp's detect-secrets, default plugins and filters, scanning one temporary file a text."""
+    """Yelp's detect-secrets, default plugins and filters, ``scan_line`` on each line (in
+    memory: its documented API for ad-hoc strings)."""
 
-    def __init__(self, workdir: Path) -> None:
-        from detect_secrets import SecretsCollection  # noqa: PLC0415 (bench-only dependency)
+    def __init__(self) -> None:
+        from detect_secrets.core.scan import scan_line  # noqa: PLC0415 (bench-only dependency)
         from detect_secrets.settings import default_settings  # noqa: PLC0415
 
-        self._collection = SecretsCollection
+        self._scan_line = scan_line
         self._settings = default_settings
-        self._path = workdir / "sample.txt"
 
     def flags(self, text: str) -> bool:
-        self._path.write_text(text, "utf-8")
         with self._settings():
-            found = self._collection()
-            found.scan_file(str(self._path))
-        return bool(list(found))
+            return any(any(True for _ in self._scan_line(line)) for line in text.splitlines())
 
 
 def score(rows: list[dict[str, Any]], flags: Callable[[str], bool]) -> dict[str, Any]:
@@ -128,30 +135,44 @@ def leaks(rows: Iterable[dict[str, Any]]) -> list[str]:
     return out
 
 
-def p50_ms(fn: Callable[[], object], runs: int) -> float:
-    fn()
-    times = []
-    for _ in range(runs):
+def turns(count: int) -> list[str]:
+    """Distinct 8,000-character turns (about 2,000 tokens): project docs and source, then
+    corpus texts joined, so no two are the same text."""
+    paths = sorted((ROOT / "docs").rglob("*.md")) + sorted((ROOT / "src").rglob("*.py"))
+    whole = "\n".join(p.read_text("utf-8") for p in paths)
+    out = [whole[i : i + 8000] for i in range(0, len(whole) - 8000, 8000)][: count // 2]
+    texts = [r["text"] for r in load_corpus()]
+    rng = random.Random(7)
+    while len(out) < count:
+        rng.shuffle(texts)
+        joined = (TURN_WORDS + "\n\n").join(texts)
+        out.append(joined[:8000])
+    return out
+
+
+def _spread(times: list[float]) -> dict[str, float]:
+    q = statistics.quantiles(times, n=4)
+    return {"p50_ms": statistics.median(times) * 1000, "q1_ms": q[0] * 1000, "q3_ms": q[2] * 1000}
+
+
+def timings(peer: DetectSecrets | None, count: int) -> dict[str, Any]:
+    """Per distinct turn, guard then peer (interleaved): p50 and quartiles, and the load."""
+    redactor = Keyring.generate().redactor()
+    ours: list[float] = []
+    theirs: list[float] = []
+    load_before = os.getloadavg()[0]
+    for text in turns(count):
         start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
-
-
-def turn_text() -> str:
-    """About 2,000 tokens (8,000 characters) of ordinary articulation."""
-    return (TURN_WORDS * (8000 // len(TURN_WORDS) + 1))[:8000]
-
-
-def timings(peer: DetectSecrets | None, runs: int) -> dict[str, float]:
-    text = turn_text()
-    runtime = ChatRuntime()
-    out = {
-        "guard_detect_ms": p50_ms(lambda: guard_flags(text), runs),
-        "guard_turn_ms": p50_ms(lambda: runtime.check("summarise", text), runs),
-    }
-    if peer is not None:
-        out["detect_secrets_ms"] = p50_ms(lambda: peer.flags(text), max(5, runs // 10))
+        scan(text, redactor)
+        ours.append(time.perf_counter() - start)
+        if peer is not None:
+            start = time.perf_counter()
+            peer.flags(text)
+            theirs.append(time.perf_counter() - start)
+    out: dict[str, Any] = {"guard_scan": _spread(ours), "turns": len(ours)}
+    if theirs:
+        out["detect_secrets"] = _spread(theirs)
+    out["load_average"] = [load_before, os.getloadavg()[0]]
     return out
 
 
@@ -179,22 +200,21 @@ def table(results: dict[str, Any], split: str) -> Table:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer timing runs")
+    parser.add_argument("--quick", action="store_true", help="fewer timed turns")
     parser.add_argument("--no-peer", action="store_true", help="skip detect-secrets")
     args = parser.parse_args()
     rows = load_corpus()
     console = Console()
-    with tempfile.TemporaryDirectory() as tmp:
-        peer = None if args.no_peer else DetectSecrets(Path(tmp))
-        results: dict[str, Any] = {}
-        for split in ("dev", "heldout", "fresh", "blind", "all"):
-            chosen = [r for r in rows if split == "all" or r["split"] == split]
-            results[split] = {"guard": score(chosen, guard_flags)}
-            if peer is not None:
-                results[split]["detect_secrets"] = score(chosen, peer.flags)
-            console.print(table(results, split))
-        results["leaks"] = leaks(rows)
-        results["timing"] = timings(peer, 30 if args.quick else 300)
+    peer = None if args.no_peer else DetectSecrets()
+    results: dict[str, Any] = {}
+    for split in ("dev", "heldout", "fresh", "blind", "evasion", "all"):
+        chosen = [r for r in rows if split == "all" or r["split"] == split]
+        results[split] = {"guard": score(chosen, guard_flags)}
+        if peer is not None:
+            results[split]["detect_secrets"] = score(chosen, peer.flags)
+        console.print(table(results, split))
+    results["leaks"] = leaks(rows)
+    results["timing"] = timings(peer, 40 if args.quick else 200)
     _summary(console, results)
     results["machine"] = {"python": platform.python_version(), "platform": platform.platform()}
     RESULTS.write_text(json.dumps(results, indent=2) + "\n", "utf-8")
@@ -205,15 +225,18 @@ def _summary(console: Console, results: dict[str, Any]) -> None:
     ours, peer = results["all"]["guard"], results["all"].get("detect_secrets")
     timing = results["timing"]
     console.print(f"leaks after redaction: {len(results['leaks'])} {results['leaks'][:10]}")
+    ours_ms = timing["guard_scan"]
     console.print(
-        f"per 2,000-token turn, p50: guard detection {timing['guard_detect_ms']:.3f} ms, "
-        f"whole guarded turn {timing['guard_turn_ms']:.3f} ms"
+        f"per distinct 2,000-token turn ({timing['turns']} turns), p50 [q1-q3]: guard scan "
+        f"{ours_ms['p50_ms']:.3f} ms [{ours_ms['q1_ms']:.3f}-{ours_ms['q3_ms']:.3f}]; "
+        f"load average {timing['load_average'][0]:.2f} -> {timing['load_average'][1]:.2f}"
     )
     if peer:
+        theirs_ms = timing["detect_secrets"]
         console.print(
-            f"detect-secrets {timing['detect_secrets_ms']:.1f} ms "
-            f"({timing['detect_secrets_ms'] / timing['guard_detect_ms']:.0f}x the guard's time); "
-            f"recall {ours['recall']:.3f} vs {peer['recall']:.3f} "
+            f"detect-secrets {theirs_ms['p50_ms']:.2f} ms [{theirs_ms['q1_ms']:.2f}-"
+            f"{theirs_ms['q3_ms']:.2f}] ({theirs_ms['p50_ms'] / ours_ms['p50_ms']:.1f}x the "
+            f"guard's time); recall {ours['recall']:.3f} vs {peer['recall']:.3f} "
             f"({ours['recall'] / max(peer['recall'], 1e-9):.2f}x), "
             f"FP rate {ours['fp_rate']:.3f} vs {peer['fp_rate']:.3f}"
         )
