@@ -50,6 +50,7 @@ _LOOKALIKES = str.maketrans(
     "АВЕКМНОРСТХЅІЈаеорсухѕіјԁһԛԝΑΒΕΖΗΙΚΜΝΟΡΤΥΧαοντ",
     "ABEKMHOPCTXSIJaeopcyxsijdhqwABEZHIKMNOPTYXaovt",
 )
+_LOOKALIKE = re.compile("[" + "".join(map(chr, _LOOKALIKES)) + "]")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7};?|#[xX][0-9a-fA-F]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};)")
 _TAG = re.compile(
@@ -90,7 +91,7 @@ def _invisible_edits(text: str) -> Iterator[_Edit]:
 def _fold_edits(text: str) -> Iterator[_Edit]:
     if text.isascii():
         return
-    if unicodedata.is_normalized("NFKC", text) and text == text.translate(_LOOKALIKES):
+    if unicodedata.is_normalized("NFKC", text) and not _LOOKALIKE.search(text):
         return
     for m in _NON_ASCII.finditer(text):
         for i, ch in enumerate(m.group(0), m.start()):
@@ -248,10 +249,22 @@ class View:
         return self._map
 
 
+# Steps that only delete what one regular expression matches, done in one C-level pass when
+# no map is wanted (the same deletions as their edits, so the view text is the same).
+_FAST: dict[Callable[[str], Iterator[_Edit]], Callable[[str], str]] = {
+    _invisible_edits: lambda t: t if t.isascii() else _INVISIBLE.sub("", t),
+    _mark_edits: lambda t: _MARKS.sub("", t) if "*" in t or "`" in t else t,
+}
+
+
 def build(text: str) -> View | None:
     """The normalised view of ``text``, or ``None`` when it would equal ``text``."""
     current = text
     for step in _STEPS:
+        fast = _FAST.get(step)
+        if fast is not None:
+            current = fast(current)
+            continue
         edits = list(step(current))
         if edits:
             current = _apply(current, edits, mapped=False)[0]
