@@ -253,7 +253,7 @@ def _summary(console: Console, results: dict[str, Any]) -> None:
                 f"; detect-secrets {theirs_ms['p50_ms']:.3f} ms [{theirs_ms['q1_ms']:.3f}-"
                 f"{theirs_ms['q3_ms']:.3f}] ({theirs_ms['p50_ms'] / ours_ms['p50_ms']:.2f}x)"
             )
-        console.print(line)
+        console.print(line, markup=False)
     if peer:
         console.print(
             f"recall {ours['recall']:.3f} vs {peer['recall']:.3f} "

@@ -64,6 +64,14 @@ def test_named_false_positives(text: str) -> None:
     assert kinds(text) == []
 
 
+def test_a_placeholder_word_by_chance_inside_a_random_token_is_no_filler() -> None:
+    token = "xoxp-644277230022-763975992265-HFb5ssScv057EnOpIKZhEreZ"  # "hEre", "Here" inside
+    assert kinds(f"token {token}") == ["secret:slack_token"]
+    assert kinds("broker: amqp://guest2:m0nkey.hgx8EbOKH@rabbit.internal:5672/") == [
+        "secret:connection_string_password"
+    ]
+
+
 def test_a_real_key_beside_the_fillers_is_still_found() -> None:
     assert kinds("key = AKIAQ3EGRT5WZ7XK2LMN") == ["secret:aws_access_key_id"]
     assert kinds("key = akiaq3egrt5wz7xk2lmn") == ["secret:aws_access_key_id"]  # case-mangled
@@ -84,6 +92,9 @@ def test_a_real_key_beside_the_fillers_is_still_found() -> None:
         ("mysql -u root -pS3cr3tPw! mydb", "S3cr3tPw!"),
         ("mysqldump --single-transaction -h db -u app -pq7Rt9zWx billing > dump.sql", "q7Rt9zWx"),
         ("sshpass -p 'hunter22X' ssh admin@host", "hunter22X"),
+        ("Password for the staging admin: Falcon_GxsVakR", "Falcon_GxsVakR"),
+        ("Use Falcon.LbwSkkDU as the password for now.", "Falcon.LbwSkkDU"),
+        ("mysql -h db -u report -pm0nkey&PxcQUaP analytics", "m0nkey&PxcQUaP"),
     ],
 )
 def test_passwords_in_prose_and_flags(text: str, value: str) -> None:

@@ -45,6 +45,7 @@ from refusalkit.chat._values import (
     not_placeholder,
     vet_flag,
     vet_prose,
+    vet_spoken,
     vet_value,
 )
 
@@ -107,7 +108,7 @@ _PROSE_AS = (
 # the MySQL family's -pVALUE (the value joined to the flag); sshpass -p VALUE
 _P_FLAG = (
     r"(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)\b"
-    r"[^\n|;&]{0,200}?\s-p(?P<v>[^\s\"'|;&]{4,200})"
+    r"[^\n|;&]{0,200}?\s-p(?P<v>[^\s\"'|;]{4,200})"
     r"|\bsshpass\s+-p\s*[\"']?(?P<w>[^\s\"']{4,200})"
 )
 _FLAG = (
@@ -191,9 +192,9 @@ _CURATED: tuple[_Pattern, ...] = (
     ),
     _p("credential_assignment", _ASSIGN, "value", vet_value),
     _p("credential_assignment", _PROSE, "v", vet_prose),
-    _p("credential_assignment", _PROSE_FOR, "v", vet_prose),
-    _p("credential_assignment", _PROSE_POSSESSIVE, "v", vet_prose),
-    _p("credential_assignment", _PROSE_AS, "v", vet_prose),
+    _p("credential_assignment", _PROSE_FOR, "v", vet_spoken),
+    _p("credential_assignment", _PROSE_POSSESSIVE, "v", vet_spoken),
+    _p("credential_assignment", _PROSE_AS, "v", vet_spoken),
     _p("credential_assignment", _P_FLAG, "value", vet_flag),
     _p("credential_assignment", _FLAG, "v", not_placeholder),
     _p("credential_assignment", _XML, "v", not_placeholder),

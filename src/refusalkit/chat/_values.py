@@ -10,6 +10,7 @@ example when its provider published it as one (``AKIAIOSFODNN7EXAMPLE``).
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 import re2
@@ -26,6 +27,7 @@ __all__ = [
     "not_placeholder",
     "vet_flag",
     "vet_prose",
+    "vet_spoken",
     "vet_value",
 ]
 
@@ -85,7 +87,13 @@ def has_key_body(m: Any, _text: str) -> bool:
     return cased or any(c.isdigit() or c in "+/" for c in body)
 
 
-_FILLER_WORDS = ("here", "your", "put_", "sample", "example", "placeholder", "changeme")
+_WORDS = "here|your|put|sample|example|placeholder|changeme|token|secret|key"
+_ANY_CASE = f"{_WORDS}|{_WORDS.upper()}|{_WORDS.title()}"
+# a placeholder word as its own segment: PUT_YOUR_TOKEN_HERE, my-secret-key, ...TokenHere
+_FILLER_WORD = re.compile(
+    rf"(?:(?:^|[_.~-])(?:{_ANY_CASE})|(?<=[a-z])(?:{_WORDS.title()}))"
+    rf"(?:[_.~-](?:{_ANY_CASE})|{_WORDS.title()})*(?:$|[_.~-])"
+)
 
 
 def is_filler(secret: str) -> bool:
@@ -101,8 +109,7 @@ def is_filler(secret: str) -> bool:
         run = run + 1 if a.isalnum() and ord(b) == ord(a) + 1 else 1
         if same >= 8 or run >= 6:
             return True
-    lowered = head.lower()
-    return any(word in lowered for word in _FILLER_WORDS)
+    return _FILLER_WORD.search(head) is not None
 
 
 def _literal_context(separator: str) -> bool:
@@ -145,6 +152,17 @@ def vet_flag(m: Any, _text: str) -> bool:
     """``-pVALUE``: a value that is not a placeholder or a shell variable and not one word."""
     value = m.group("v") if has_group(m, "v") else m.group("w")
     return not is_placeholder(value) and not value.startswith("$") and not value.isalpha()
+
+
+def vet_spoken(m: Any, _text: str) -> bool:
+    """A password named in prose ("Use X as the password"): no template, placeholder or code
+    reference, 6 characters or more, and shaped like a chosen secret (two character classes, or
+    an upper-case letter after the first): "the password field" is not one."""
+    value = m.group("v").rstrip(".,;:!?)")
+    if value.startswith(("<", "{", "$", "%")) or is_placeholder(value) or _CODE_REF.search(value):
+        return False
+    inner_upper = any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
+    return len(value) >= 6 and (mixed(value) or inner_upper)
 
 
 def not_placeholder(m: Any, _text: str) -> bool:
