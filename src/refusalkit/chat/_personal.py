@@ -285,6 +285,14 @@ def _obfuscated_email(_text: str, m: Any) -> _Hit | None:
     return _Hit(m.start(), m.end(), spelled) if _personal_address(spelled) else None
 
 
+def _dni(text: str, m: Any) -> _Hit | None:
+    """A Spanish DNI (a 7-digit one padded), not the first group of a UUID (``1234567a-``)."""
+    if text[m.end() : m.end() + 1] == "-":
+        return None
+    value = _alnum(m.group(0))
+    return _Hit(m.start(), m.end(), value) if dni.is_valid(value.zfill(9)) else None
+
+
 def _nino(value: str) -> bool:
     return value[:2] not in _NINO_BAD_PREFIXES
 
@@ -337,7 +345,7 @@ _DETECTORS: tuple[_Detector, ...] = (
         r"(?i)\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b",
         _whole(_nino),
     ),
-    _d("es_dni", r"(?i)\b\d{7,8}[ -]?[A-Z]\b", _whole(lambda v: dni.is_valid(v.zfill(9)))),
+    _d("es_dni", r"(?i)\b\d{7,8}[ -]?[A-Z]\b", _dni),
     _d("es_nie", r"(?i)\b[XYZ][ -]?\d{7}[ -]?[A-Z]\b", _whole(nie.is_valid)),
     _d(
         "fr_nir",
