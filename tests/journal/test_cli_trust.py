@@ -117,13 +117,25 @@ def test_bundle_extends_a_held_bundle(run: Run, store: str, tmp_path: Path) -> N
 
 def test_lost_signer_state_needs_adopt(run: Run, store: str, keyring_path: Path) -> None:
     assert run("checkpoint", store).exit_code == 0
-    for state in keyring_path.parent.glob("keyring.json.signer/*.json.*"):
+    for state in keyring_path.parent.glob("keyring.json.signer/[0-9a-f]*.json.*"):
         state.unlink()
     lost = run("checkpoint", store)
     assert lost.exit_code == 2
     assert "the signer has no state for 'example.com/log'" in lost.stderr
     assert "--adopt" in lost.stderr
     adopted = run("checkpoint", store, "--adopt")
+    assert adopted.exit_code == 0, adopted.output
+
+
+def test_lost_signer_directory_needs_the_origin_adopted_too(
+    run: Run, store: str, keyring_path: Path
+) -> None:
+    assert run("checkpoint", store).exit_code == 0
+    shutil.rmtree(keyring_path.parent / "keyring.json.signer")
+    refused = run("checkpoint", store, "--adopt")
+    assert refused.exit_code == 2
+    assert "did not create or adopt it" in refused.stderr
+    adopted = run("checkpoint", store, "--adopt", "--new-origin")
     assert adopted.exit_code == 0, adopted.output
 
 

@@ -30,7 +30,7 @@ from refusalkit.journal import (
     parse_note,
 )
 from refusalkit.journal._records import FIELDS, index_fields
-from refusalkit.journal._signer import SignerState
+from refusalkit.journal._signer_state import SignerState
 from refusalkit.journal._store import plan_nodes
 from refusalkit.keyring import Keyring
 from refusalkit.model import canonical_json
@@ -222,8 +222,11 @@ def test_missing_signer_state_needs_adopt(
 ) -> None:
     fresh = tmp_path / "elsewhere.signer"
     with open_journal(store_url, keyring, signer_state=fresh) as j:
+        with pytest.raises(StoreError, match="did not create or adopt it") as e:
+            j.checkpoint(adopt=True)  # a signer directory without the origin: adopt it first
+        assert "--new-origin" in (e.value.hint or "")
         with pytest.raises(StoreError, match="the store says this journal was signed before") as e:
-            j.checkpoint()
+            j.checkpoint(new_origin=True)
         assert "--adopt" in (e.value.hint or "")
         assert j.checkpoint(adopt=True) == signed
     [state] = [SignerState(fresh, ORIGIN_OF_SIGNED)]
@@ -243,7 +246,7 @@ def test_compromised_signer_with_fresh_state_leaves_evidence(
     _forge(raw_sql, _edited(decision, 2))
     _wipe_signatures(raw_sql, store_url)
     with open_journal(store_url, keyring, signer_state=tmp_path / "fresh.signer") as j:
-        forged = j.checkpoint()  # the key holder signs the fork: nothing in the store stops it
+        forged = j.checkpoint(new_origin=True)  # the key holder signs the fork on purpose
         with pytest.raises(EquivocationError) as caught:
             j.verify(anchors=[("held", signed)])
     evidence = caught.value.evidence

@@ -156,15 +156,24 @@ def checkpoint_cmd(
             "and adopt its latest checkpoint.",
         ),
     ] = False,
+    new_origin: Annotated[
+        bool,
+        typer.Option(
+            "--new-origin",
+            help="Adopt the store's origin for this keyring (a journal it did not create, or "
+            "its signer state is lost): check the origin character by character first.",
+        ),
+    ] = False,
     keyring: KeyringOption = None,
 ) -> None:
     """Sign a checkpoint for the current size and print it (a C2SP signed note).
 
-    Signs only when the store's tree extends the last checkpoint this keyring signed for the log
-    (its signer state, beside the keyring); otherwise signs nothing and exits 1.
+    Signs only an origin this keyring created or adopted, and only when the store's tree extends
+    the last checkpoint this keyring signed for the log (its signer state, beside the keyring);
+    otherwise signs nothing and exits 1 (2 for a missing or damaged state).
     """
     with _open(store, keyring, origin) as journal:
-        note = journal.checkpoint(adopt=adopt)
+        note = journal.checkpoint(adopt=adopt, new_origin=new_origin)
     if out is not None:
         write_durably(out, note)
     typer.echo(note, nl=False)
