@@ -63,7 +63,8 @@ PUBLIC: dict[str, list[str]] = {
     "refusalkit.journal": [
         "Checkpoint", "EquivocationError", "Evidence", "Journal", "NotAnExtensionError",
         "NoteSignature", "NoteVerifier", "OpenedNote", "Receipt", "UntrustedKeyError",
-        "VerifyReport", "bundle_checkpoints", "decision_fields", "export_bundle", "leaf_hash",
+        "VerifyReport", "bundle_checkpoints", "decision_fields", "export_bundle", "known_origins",
+        "leaf_hash",
         "normalise_time", "open_checkpoint", "open_journal", "open_note",
         "parse_checkpoint_body", "parse_note", "read_checkpoint_file", "signer_state_dir",
         "valid_key_name", "verify_bundle", "verify_consistency", "verify_inclusion",
@@ -109,6 +110,7 @@ PUBLIC: dict[str, list[str]] = {
         "AddCheckpoint", "Answer", "Cosignature", "CosignerKey", "ProofSource",
         "RequestFormatError", "Witness", "WitnessDir", "WitnessOutcome", "collect_cosignatures",
         "cosign", "make_server", "parse_cosignature", "submit", "verify_cosignatures",
+        "witnessed_sizes",
     ],
 }  # fmt: skip
 

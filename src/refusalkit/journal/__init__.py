@@ -34,7 +34,7 @@ from refusalkit.journal._note import (
 from refusalkit.journal._offline import read_checkpoint_file, verify_proof
 from refusalkit.journal._receipt import Receipt, verify_receipt
 from refusalkit.journal._records import decision_fields
-from refusalkit.journal._signer_state import signer_state_dir
+from refusalkit.journal._signer_state import known_origins, signer_state_dir
 from refusalkit.journal._time import normalise_time
 from refusalkit.journal._tree import leaf_hash, verify_consistency, verify_inclusion
 from refusalkit.journal._verify import VerifyReport
@@ -54,6 +54,7 @@ __all__ = [
     "bundle_checkpoints",
     "decision_fields",
     "export_bundle",
+    "known_origins",
     "leaf_hash",
     "normalise_time",
     "open_checkpoint",

@@ -42,6 +42,7 @@ __all__ = [
     "SIGNER_STATE_SCHEMA",
     "KnownOrigins",
     "SignerState",
+    "known_origins",
     "signer_state_dir",
 ]
 
@@ -53,6 +54,12 @@ def signer_state_dir(keyring_path: str | Path) -> Path:
     """Where the signer state of the keyring at ``keyring_path`` lives: a directory beside it."""
     path = Path(keyring_path)
     return path.with_name(f"{path.name}.signer")
+
+
+def known_origins(keyring_path: str | Path) -> tuple[str, ...]:
+    """The origins the keyring at ``keyring_path`` created or adopted (from its signer state):
+    what its keys vouch for, whatever a store says its origin is."""
+    return KnownOrigins(signer_state_dir(keyring_path)).origins()
 
 
 @contextlib.contextmanager
