@@ -81,7 +81,9 @@ def test_the_service_has_its_checkpoints_witnessed(
     witness = WitnessProcess(directory.root).start()
     try:
         server = start_server(
-            deployment.server("--checkpoint-every", "0.2", "--witness", witness.url)
+            deployment.server(
+                "--checkpoint-every", "0.2", "--witness", witness.url, "--witness-key", witness.vkey
+            )
         )
         _decide(server, deployment, 5)
         trusted = [CosignerKey.parse(witness.vkey)]

@@ -30,6 +30,7 @@ from refusalkit.cli._common import (
     open_signing_journal,
     out_console,
 )
+from refusalkit.cli._witness import witness_targets
 from refusalkit.errors import KeyringError, UsageError, VerificationError
 from refusalkit.journal import (
     EquivocationError,
@@ -604,14 +605,24 @@ def witness_cmd(
         list[str],
         typer.Option("--witness", help="A witness URL prefix (repeatable).", show_default=False),
     ],
+    witness_key: Annotated[
+        list[str],
+        typer.Option(
+            "--witness-key",
+            help="That witness's cosigner key NAME+ID+BASE64, one per --witness, in order.",
+            show_default=False,
+        ),
+    ],
     keyring: KeyringOption = None,
 ) -> None:
     """Have the latest checkpoint cosigned by witnesses (C2SP tlog-witness); store the lines.
 
-    Exits 1 when no witness cosigned it.
+    Keeps only the lines each witness signed under its --witness-key that verify; the rest are
+    reported and dropped. Exits 1 when no witness cosigned it.
     """
     from refusalkit.witness import collect_cosignatures  # noqa: PLC0415
 
+    targets = witness_targets(witness, witness_key)
     with _open(store, keyring) as journal:
         note = journal.latest_checkpoint()
         if note is None:
@@ -623,9 +634,11 @@ def witness_cmd(
         def proof(old: int, new: int) -> list[bytes]:
             return [bytes.fromhex(h) for h in journal.consistency_proof(old, new)["hashes"]]
 
-        merged, outcomes = collect_cosignatures(note, witness, proof)
+        merged, outcomes = collect_cosignatures(note, targets, proof)
         journal.add_cosignatures(merged)
     for outcome in outcomes:
+        for line in outcome.dropped:
+            err_console.print(f"[bold yellow]dropped[/] {outcome.url}: a line by {line}")
         if outcome.error:
             err_console.print(f"[bold red]refused[/] {outcome.url}: {outcome.error}")
         else:

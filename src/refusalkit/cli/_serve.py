@@ -18,6 +18,7 @@ from refusalkit.cli._engines import (
     QueryOption,
     engine_spec,
 )
+from refusalkit.cli._witness import witness_targets
 from refusalkit.errors import ServiceError, UsageError
 
 __all__ = ["app", "service_app"]
@@ -106,7 +107,15 @@ def serve_command(
         typer.Option(
             "--witness",
             help="A witness URL prefix (C2SP tlog-witness) to cosign each new checkpoint "
-            "(repeatable).",
+            "(repeatable; each with its --witness-key).",
+        ),
+    ] = None,
+    witness_key: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--witness-key",
+            help="The cosigner key NAME+ID+BASE64 of each --witness, in order; only lines by it "
+            "that verify are stored.",
         ),
     ] = None,
     keyring: KeyringOption = None,
@@ -153,7 +162,9 @@ def serve_command(
         engine=spec.to_dict() if spec is not None else None,
         secure_cookies=secure_cookies,
         checkpoint_every=checkpoint_every,
-        witnesses=tuple(witness or ()),
+        witnesses=tuple(
+            (url, key.vkey) for url, key in witness_targets(witness or [], witness_key or [])
+        ),
     )
     serve(config, host=host, port=port, workers=workers, access_log=access_log)
 

@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from refusalkit.cli._app import app
 from refusalkit.cli._common import err_console, out_console
+from refusalkit.errors import UsageError
 
-__all__ = ["app", "witness_app"]
+if TYPE_CHECKING:
+    from refusalkit.witness import CosignerKey
+
+__all__ = ["app", "witness_app", "witness_targets"]
 
 witness_app = typer.Typer(
     name="witness",
@@ -22,6 +26,21 @@ witness_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(witness_app, name="witness")
+
+
+def witness_targets(urls: list[str], keys: list[str]) -> list[tuple[str, CosignerKey]]:
+    """``--witness URL`` paired in order with ``--witness-key NAME+ID+BASE64``: each witness is
+    asked under the key the operator configured for it."""
+    from refusalkit.witness import CosignerKey  # noqa: PLC0415
+
+    if len(urls) != len(keys):
+        raise UsageError(
+            f"{len(urls)} --witness URL(s) but {len(keys)} --witness-key key(s)",
+            hint="Give each witness its key, in the same order: --witness URL --witness-key "
+            "KEY (as `refusalkit witness init` printed it). Lines by any other key are dropped.",
+        )
+    return [(url, CosignerKey.parse(key)) for url, key in zip(urls, keys, strict=True)]
+
 
 DirArg = Annotated[Path, typer.Argument(help="The witness directory.", show_default=False)]
 
@@ -59,6 +78,28 @@ def add_log_cmd(
 
     verifier = WitnessDir(directory).add_log(origin, public_key)
     out_console.print(f"witness accepts {origin} signed by {verifier.name}+{verifier.key_id:08x}")
+
+
+@witness_app.command("restore-state")
+def restore_state_cmd(
+    directory: DirArg,
+    checkpoint: Annotated[
+        Path,
+        typer.Option(
+            "--checkpoint",
+            help="The last checkpoint this witness cosigned for the log (a signed note file).",
+            show_default=False,
+        ),
+    ],
+) -> None:
+    """Recover a log's damaged state: take its last cosigned checkpoint from the operator."""
+    from refusalkit.journal import read_checkpoint_file  # noqa: PLC0415
+    from refusalkit.witness import WitnessDir  # noqa: PLC0415
+
+    restored = WitnessDir(directory).restore(read_checkpoint_file(checkpoint))
+    out_console.print(
+        f"witness state of {restored.origin} is the checkpoint of size {restored.size} again"
+    )
 
 
 @witness_app.command("serve")

@@ -33,7 +33,9 @@ def sign_if_grown(journal: Journal) -> str | None:
 class CheckpointScheduler:
     """The background task that signs (and has witnessed) checkpoints on a schedule."""
 
-    def __init__(self, access: JournalAccess, every: float, witnesses: tuple[str, ...]) -> None:
+    def __init__(
+        self, access: JournalAccess, every: float, witnesses: tuple[tuple[str, str], ...]
+    ) -> None:
         self._access, self._every, self._witnesses = access, every, witnesses
         self._task: asyncio.Task[None] | None = None
         self.last_error: str | None = None
@@ -60,7 +62,10 @@ class CheckpointScheduler:
     async def _cosign(self, note: str) -> None:
         """Ask each witness to cosign ``note`` off the writer lane (HTTP may be slow), then store
         the cosignatures with the checkpoint. Consistency proofs come from the reader lane."""
-        from refusalkit.witness import collect_cosignatures  # noqa: PLC0415 (only with --witness)
+        from refusalkit.witness import (  # noqa: PLC0415 (only with --witness)
+            CosignerKey,
+            collect_cosignatures,
+        )
 
         loop = asyncio.get_running_loop()
 
@@ -70,10 +75,11 @@ class CheckpointScheduler:
             ).result()
             return [bytes.fromhex(h) for h in found["hashes"]]
 
-        merged, outcomes = await asyncio.to_thread(
-            collect_cosignatures, note, self._witnesses, proof
-        )
+        targets = [(url, CosignerKey.parse(key)) for url, key in self._witnesses]
+        merged, outcomes = await asyncio.to_thread(collect_cosignatures, note, targets, proof)
         for outcome in outcomes:
+            for line in outcome.dropped:
+                log.warning("witness %s: dropped a line by %s", outcome.url, line)
             if outcome.error:
                 log.warning("witness %s did not cosign: %s", outcome.url, outcome.error)
         await self._access.write(lambda j: j.add_cosignatures(merged))
