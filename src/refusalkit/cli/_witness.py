@@ -107,11 +107,30 @@ def serve_cmd(
     directory: DirArg,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on (0: any free one).")] = 8282,
+    read_timeout: Annotated[
+        float,
+        typer.Option("--read-timeout", min=0.1, help="Close a connection idle this long (s)."),
+    ] = 10.0,
+    max_connections: Annotated[
+        int,
+        typer.Option(
+            "--max-connections", min=1, help="Connections served at once (one thread each)."
+        ),
+    ] = 64,
 ) -> None:
-    """Serve POST /add-checkpoint (C2SP tlog-witness) until interrupted."""
+    """Serve POST /add-checkpoint (C2SP tlog-witness) until interrupted.
+
+    One server per directory: a second one refuses to start (exit 2).
+    """
     from refusalkit.witness import Witness, WitnessDir, make_server  # noqa: PLC0415
 
-    server = make_server(Witness(WitnessDir(directory)), host, port)
+    server = make_server(
+        Witness(WitnessDir(directory)),
+        host,
+        port,
+        read_timeout=read_timeout,
+        max_connections=max_connections,
+    )
     bound = server.server_address[1]
     err_console.print(f"witness listening on http://{host}:{bound}")
     with contextlib.suppress(KeyboardInterrupt):
