@@ -265,6 +265,22 @@ def _known_origins(keyring: Path) -> list[str]:
     return list(known_origins(keyring))
 
 
+def _for_store(journal: Journal, trusted: list[NoteVerifier]) -> list[NoteVerifier]:
+    """The keyring's keys for checking ``journal``: under the origins the keyring knows. A store
+    of another origin is refused when it is unsigned or this keyring's key signed it (a look-alike
+    rebuilt from the store, or a log nobody adopted); one signed only by other keys is checked
+    under its own origin, so the mismatch is reported as a key mismatch, naming both key IDs."""
+    if journal.origin in {v.name for v in trusted}:
+        return trusted
+    mine = {NoteVerifier.for_key(journal.origin, v.public_key) for v in trusted}
+    ids = {(v.name, v.key_id) for v in mine}
+    notes = journal.checkpoints()
+    signed = [(s.name, s.key_id) for note in notes for s in parse_note(note)[1]]
+    if not notes or ids & set(signed):
+        _require_known(journal.origin, trusted)
+    return sorted(mine, key=lambda v: v.key_id)
+
+
 def _require_known(origin: str, trusted: list[NoteVerifier]) -> None:
     """A log checked with the keyring must be of an origin the keyring vouches for."""
     names = sorted({v.name for v in trusted})
@@ -326,7 +342,7 @@ def _check_store(
             return _verify_store(journal, anchors=anchors, trusted=trusted)
     trusted = _trusted(keys, keyring, origin)
     with _open(store, keyring) as journal:
-        _require_known(journal.origin, trusted)
+        trusted = _for_store(journal, trusted)
         return _verify_store(journal, anchors=[*anchors, *_signer_anchor(journal)], trusted=trusted)
 
 
