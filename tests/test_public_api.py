@@ -72,6 +72,7 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "refusalkit.keyring": [
         "KEYRING_ENV", "KEYRING_SCHEMA", "Keyring", "default_keyring_path", "resolve_keyring",
+        "signing_key_id",
     ],
     "refusalkit.mcp_proxy": [
         "Bridge", "Caller", "Gate", "META_KEY", "ProxyApp", "Verdict", "open_gate",
