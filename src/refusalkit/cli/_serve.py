@@ -9,7 +9,13 @@ import typer
 from rich.table import Table
 
 from refusalkit.cli._app import app
-from refusalkit.cli._common import KeyringOption, err_console, load_keyring, out_console
+from refusalkit.cli._common import (
+    KeyringOption,
+    err_console,
+    load_keyring,
+    open_signing_journal,
+    out_console,
+)
 from refusalkit.cli._engines import (
     CedarEntitiesOption,
     CedarSchemaOption,
@@ -20,6 +26,7 @@ from refusalkit.cli._engines import (
 )
 from refusalkit.cli._witness import witness_targets
 from refusalkit.errors import ServiceError, UsageError
+from refusalkit.keyring import Keyring
 
 __all__ = ["app", "service_app"]
 
@@ -147,7 +154,7 @@ def serve_command(
     if (policy is None) == (spec is None):
         raise UsageError("give either --policy PACK or --engine KIND:SOURCE")
     ring = load_keyring(keyring)
-    _check_journal(journal, ring)
+    _check_journal(journal, ring, keyring, origin)
     config = ServiceConfig(
         policy=policy,
         journal=journal,
@@ -169,11 +176,11 @@ def serve_command(
     serve(config, host=host, port=port, workers=workers, access_log=access_log)
 
 
-def _check_journal(store: str, ring: object) -> None:
-    from refusalkit.journal import open_journal  # noqa: PLC0415
-
-    with open_journal(store, ring) as journal:  # type: ignore[arg-type]
-        journal.size()
+def _check_journal(store: str, ring: Keyring, keyring: Path | None, origin: str | None) -> None:
+    """Open (or create, registering its origin with the keyring) the journal before serving,
+    and refuse at once a keyring whose key did not sign it (naming both key ids)."""
+    with open_signing_journal(store, ring, keyring, origin=origin) as journal:
+        journal.check_keyring()
 
 
 @keys_app.command("add")
