@@ -683,3 +683,26 @@ def export_cmd(
     err_console.print(
         f"wrote {path} ({size} entries); check it with `refusalkit journal verify --bundle {path}`"
     )
+
+
+@journal_app.command("tiles")
+def tiles_cmd(
+    store: StoreArg,
+    out: Annotated[
+        Path, typer.Option("--out", help="Directory of the tile tree.", show_default=False)
+    ],
+    keyring: KeyringOption = None,
+) -> None:
+    """Write the signed log as C2SP tlog-tiles static files: checkpoint, tile/, tile/entries/.
+
+    Full tiles never change: re-run it on a grown log and it only adds files (and refuses a
+    store whose history changed). Serve the directory as it is (docs/journal.md).
+    """
+    from refusalkit.journal import export_tiles  # noqa: PLC0415
+
+    with _open(store, keyring) as journal:
+        report = export_tiles(journal, out)
+    err_console.print(
+        f"wrote {out} up to size {report.size}: {report.written} new file(s), "
+        f"{report.kept} already there"
+    )
