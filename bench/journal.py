@@ -9,11 +9,12 @@ checkpoint (the check, signing, the durable state write, the store's commit), wh
 bound it (one fsync's cost on this disk is measured in the same run); and a witness cosignature
 round trip on loopback (``refusalkit witness serve`` as a real process; pymerkle has no witness, so
 that row has no peer), and a first ``journal tiles`` export (C2SP tlog-tiles) beside ``journal
-export`` of the same log, entries/s, interleaved per round, medians with their spread. Both sides append the same decision records: refusalkit takes records (RFC
-8785 + leaf hash + tree nodes, durable: WAL, ``synchronous=FULL``); pymerkle's ``SqliteTree`` takes
-bytes, so its timed loop includes serialising each record with ``json.dumps`` (sorted keys), which
-is cheaper than full RFC 8785. Measurements alternate between the two and the best of three is
-kept, because a shared machine is noisy.
+export`` of the same log, entries/s, interleaved per round, medians with their spread. Both sides
+append the same decision records: refusalkit takes records (RFC 8785 + leaf hash + tree nodes,
+durable: WAL, ``synchronous=FULL``); pymerkle's ``SqliteTree`` takes bytes, so its timed loop
+includes serialising each record with ``json.dumps`` (sorted keys), which is cheaper than full RFC
+8785. Measurements alternate between the two and the best of three is kept, because a shared machine
+is noisy.
 
 pymerkle is GPL: it is never a dependency. This script makes a throw-away venv
 (``bench/.pymerkle-venv``), installs pymerkle there and drives it as a subprocess. Results:
