@@ -41,7 +41,13 @@ from refusalkit.journal._receipt import Receipt, verify_receipt
 from refusalkit.journal._records import decision_fields
 from refusalkit.journal._schedule import CheckpointScheduler, Cosigner, sign_if_grown
 from refusalkit.journal._signer_state import known_origins, signer_state_dir
-from refusalkit.journal._tiles import TilesReport, export_tiles, tile_path
+from refusalkit.journal._tiles import (
+    TilesReport,
+    export_tiles,
+    parse_tile_path,
+    read_tile,
+    tile_path,
+)
 from refusalkit.journal._time import normalise_time
 from refusalkit.journal._tree import leaf_hash, verify_consistency, verify_inclusion
 from refusalkit.journal._verify import VerifyReport
@@ -75,7 +81,9 @@ __all__ = [
     "open_note",
     "parse_checkpoint_body",
     "parse_note",
+    "parse_tile_path",
     "read_checkpoint_file",
+    "read_tile",
     "sign_if_grown",
     "signer_state_dir",
     "tile_path",

@@ -15,18 +15,26 @@ monitors may have read.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from refusalkit._durable import write_durably
-from refusalkit.errors import UsageError, VerificationError
+from refusalkit.errors import StoreError, UsageError, VerificationError
 from refusalkit.journal._checkpoint import Checkpoint, open_checkpoint
 from refusalkit.journal._journal import Journal
 from refusalkit.journal._note import parse_note
 from refusalkit.journal._tree import EMPTY_ROOT, leaf_hash, root_of_leaves
 
-__all__ = ["TILE_WIDTH", "TilesReport", "export_tiles", "tile_path"]
+__all__ = [
+    "TILE_WIDTH",
+    "TilesReport",
+    "export_tiles",
+    "parse_tile_path",
+    "read_tile",
+    "tile_path",
+]
 
 TILE_WIDTH = 256
 _MAX_ENTRY = 0xFFFF
@@ -178,3 +186,41 @@ def export_tiles(journal: Journal, out: str | Path) -> TilesReport:
     parse_note(note)
     write_durably(Path(out) / "checkpoint", note)  # the one file that changes as the log grows
     return TilesReport(checkpoint.size, writer.written, writer.kept)
+
+
+_TILE = re.compile(
+    r"(?P<level>entries|0|[1-9][0-9]?)/(?P<index>(?:x[0-9]{3}/)*[0-9]{3})"
+    r"(?:\.p/(?P<width>[1-9][0-9]{0,2}))?"
+)
+
+
+def parse_tile_path(path: str) -> tuple[str, int, int] | None:
+    """``<L>/<N>[.p/<W>]`` (the part after ``tile/``) as ``(level or "entries", index, width)``;
+    None for anything the spec does not allow (a level above 63, a width of 256 or more)."""
+    match = _TILE.fullmatch(path)
+    if match is None:
+        return None
+    level, explicit = match["level"], match["width"]
+    if explicit is not None and int(explicit) >= TILE_WIDTH:
+        return None
+    if level != "entries" and int(level) > 63:
+        return None
+    width = int(explicit) if explicit is not None else TILE_WIDTH
+    index = int(match["index"].replace("x", "").replace("/", ""))
+    return level, index, width
+
+
+def read_tile(journal: Journal, level: str, index: int, width: int, size: int) -> bytes | None:
+    """The bytes of one tile or entry bundle of the tree of ``size`` (the signed head), read
+    from the store; None when the tree of ``size`` does not contain it (never served)."""
+    height = 0 if level == "entries" else int(level)
+    if (index * TILE_WIDTH + width) * TILE_WIDTH**height > size:
+        return None
+    start = index * TILE_WIDTH
+    if level == "entries":
+        return _bundle(journal.entries(start, start + width), start)
+    wanted = [(8 * height, start + i) for i in range(width)]
+    found = journal.store.nodes(wanted)
+    if len(found) != width:
+        raise StoreError(f"journal {journal.store.location} is missing tree nodes of a tile")
+    return b"".join(found[node] for node in wanted)
