@@ -39,6 +39,7 @@ from refusalkit.journal import (
     Receipt,
     UntrustedKeyError,
     VerifyReport,
+    bundle_checkpoints,
     export_bundle,
     known_origins,
     normalise_time,
@@ -266,18 +267,23 @@ def _known_origins(keyring: Path) -> list[str]:
 
 
 def _for_store(journal: Journal, trusted: list[NoteVerifier]) -> list[NoteVerifier]:
-    """The keyring's keys for checking ``journal``: under the origins the keyring knows. A store
-    of another origin is refused when it is unsigned or this keyring's key signed it (a look-alike
-    rebuilt from the store, or a log nobody adopted); one signed only by other keys is checked
-    under its own origin, so the mismatch is reported as a key mismatch, naming both key IDs."""
-    if journal.origin in {v.name for v in trusted}:
+    """The keyring's keys for checking ``journal`` (see ``_for_log``)."""
+    return _for_log(journal.origin, journal.checkpoints(), trusted)
+
+
+def _for_log(origin: str, notes: list[str], trusted: list[NoteVerifier]) -> list[NoteVerifier]:
+    """The keyring's keys for checking a log of ``origin``: under the origins the keyring knows.
+    A log of another origin is refused when it is unsigned or this keyring's key signed it (a
+    look-alike rebuilt from the store, or a log nobody adopted); one signed only by other keys is
+    checked under its own origin, so the mismatch is reported as a key mismatch, naming both
+    key IDs."""
+    if origin in {v.name for v in trusted}:
         return trusted
-    mine = {NoteVerifier.for_key(journal.origin, v.public_key) for v in trusted}
+    mine = {NoteVerifier.for_key(origin, v.public_key) for v in trusted}
     ids = {(v.name, v.key_id) for v in mine}
-    notes = journal.checkpoints()
     signed = [(s.name, s.key_id) for note in notes for s in parse_note(note)[1]]
-    if not notes or ids & set(signed):
-        _require_known(journal.origin, trusted)
+    if not notes or not mine or ids & set(signed):
+        _require_known(origin, trusted)
     return sorted(mine, key=lambda v: v.key_id)
 
 
@@ -342,7 +348,7 @@ def _check_store(
             return _verify_store(journal, anchors=anchors, trusted=trusted)
     trusted = _trusted(keys, keyring, origin)
     with _open(store, keyring) as journal:
-        trusted = _for_store(journal, trusted)
+        trusted = _for_store(journal, _all_names(trusted, keyring))
         return _verify_store(journal, anchors=[*anchors, *_signer_anchor(journal)], trusted=trusted)
 
 
@@ -353,7 +359,24 @@ def _check_bundle(
     anchors: list[tuple[str, str]],
     origin: str | None,
 ) -> VerifyReport:
-    return verify_bundle(bundle, anchors=anchors, trusted=_trusted(keys, keyring, origin))
+    trusted = _trusted(keys, keyring, origin)
+    if not keys:  # the keyring's keys, named by its origins, never by the bundle's own say
+        notes, every = bundle_checkpoints(bundle), _all_names(trusted, keyring)
+        if notes:
+            named = parse_checkpoint_body(parse_note(notes[0])[0]).origin
+            trusted = _for_log(named, notes, every)
+        elif not trusted:  # nothing signed to name keys by: any name fails the bundle as unsigned
+            trusted = [NoteVerifier.for_key("refusalkit.invalid/none", k.public_key) for k in every]
+    return verify_bundle(bundle, anchors=anchors, trusted=trusted)
+
+
+def _all_names(trusted: list[NoteVerifier], keyring: Path | None) -> list[NoteVerifier]:
+    """``trusted``, or when the keyring knows no origin yet, its keys under no name (so a key
+    mismatch can still be told apart)."""
+    if trusted:
+        return trusted
+    ring, _ = resolve_keyring(keyring, create=False)
+    return [NoteVerifier("", 0, ring.public_key_bytes(kid)) for kid in ring.signing_keys]
 
 
 def _check_quorum(report: VerifyReport, witness_keys: list[str], quorum: int | None) -> str:
