@@ -31,7 +31,7 @@ from refusalkit.cli._common import (
     out_console,
 )
 from refusalkit.cli._witness import witness_targets
-from refusalkit.errors import KeyringError, UsageError, VerificationError
+from refusalkit.errors import KeyringError, NotAReceiptError, UsageError, VerificationError
 from refusalkit.journal import (
     EquivocationError,
     Journal,
@@ -420,7 +420,7 @@ def _offline(
 ) -> str:
     """``--receipt`` / ``--proof``: check what the service returned, with nothing else."""
     if receipt is not None:
-        found = Receipt.from_dict(_json_file(receipt))
+        found = _receipt_file(receipt)
         trusted = _trusted(keys, keyring, origin)
         if not keys:
             _require_known(found.origin, trusted)
@@ -437,6 +437,20 @@ def _offline(
     if not keys:
         _require_known(parse_checkpoint_body(parse_note(notes[0])[0]).origin, trusted)
     return verify_proof(_json_file(proof), notes, trusted)
+
+
+def _receipt_file(path: Path) -> Receipt:
+    """The receipt in ``path``; a file that holds something else says what it holds."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise NotAReceiptError(f"{path} is not a journal receipt: it is not JSON") from exc
+    try:
+        return Receipt.from_dict(data)
+    except NotAReceiptError as exc:
+        raise NotAReceiptError(f"{path} is {exc.message}", hint=exc.hint) from None
 
 
 def _json_file(path: Path) -> dict[str, Any]:
