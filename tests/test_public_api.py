@@ -63,16 +63,19 @@ PUBLIC: dict[str, list[str]] = {
     "refusalkit.journal": [
         "Checkpoint", "CheckpointScheduler", "Cosigner", "Entry", "EquivocationError", "Evidence",
         "Journal", "JournalAccess", "NotAnExtensionError",
-        "NoteSignature", "NoteVerifier", "OpenedNote", "Receipt", "UntrustedKeyError",
-        "VerifyReport", "bundle_checkpoints", "decision_fields", "export_bundle", "leaf_hash",
+        "NoteSignature", "NoteVerifier", "OpenedNote", "Receipt", "TilesReport",
+        "UntrustedKeyError", "VerifyReport", "bundle_checkpoints", "decision_fields",
+        "export_bundle", "export_tiles", "known_origins", "leaf_hash",
         "normalise_time", "open_checkpoint", "open_journal", "open_note",
-        "parse_checkpoint_body", "parse_note", "read_checkpoint_file", "sign_if_grown",
-        "signer_state_dir",
+        "parse_checkpoint_body", "parse_note", "parse_tile_path", "read_checkpoint_file",
+        "read_tile", "sign_if_grown",
+        "signer_state_dir", "tile_path",
         "valid_key_name", "verify_bundle", "verify_consistency", "verify_inclusion",
         "verify_proof", "verify_receipt",
     ],
     "refusalkit.keyring": [
         "KEYRING_ENV", "KEYRING_SCHEMA", "Keyring", "default_keyring_path", "resolve_keyring",
+        "signing_key_id",
     ],
     "refusalkit.mcp_proxy": [
         "Bridge", "Caller", "Gate", "META_KEY", "PIN_MEMBERS", "Pin", "PinFile", "PinSet",
@@ -113,6 +116,7 @@ PUBLIC: dict[str, list[str]] = {
         "AddCheckpoint", "Answer", "Cosignature", "CosignerKey", "ProofSource",
         "RequestFormatError", "Witness", "WitnessDir", "WitnessOutcome", "collect_cosignatures",
         "cosign", "make_server", "parse_cosignature", "submit", "verify_cosignatures",
+        "witnessed_sizes",
     ],
 }  # fmt: skip
 
