@@ -26,6 +26,7 @@ MESSAGES: dict[str, str] = {
     "@request": "The request is malformed; fix it before sending it again.",
     "filter": "The request's text was rejected by an input filter.",
     "rule": "A policy rule refused this request.",
+    "approval": "This action needs a person's approval; ask an approver, then retry the same call.",
 }
 
 STAGE_CODES: dict[str, tuple[Action, ReasonCode]] = {
