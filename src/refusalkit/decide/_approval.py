@@ -59,6 +59,7 @@ class ApprovalMaker:
             request_id=decision_id,
             action_digest=action_digest(tool, args, who, self._pack_digest),
             expires_at=_later(decided_at, self._ttls.get(rule, DEFAULT_TTL_S)),
+            tool=tool,
             args=self._shown(args, "args", 0),
         )
 

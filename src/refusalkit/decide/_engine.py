@@ -430,7 +430,7 @@ class DecisionPoint:
             decided_at,
         )
 
-    def _approval_required(  # noqa: PLR0913, PLR0917 (the parts of one decision)
+    def _approval_required(  # noqa: PLR0917 (the parts of one decision)
         self,
         tool: str,
         args: Mapping[str, Any],

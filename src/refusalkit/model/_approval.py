@@ -3,7 +3,7 @@
 Pure data: no I/O, no clocks. A ``require-approval`` rule that decides a request gives a
 ``deny`` + ``approval-required`` decision carrying an ``Approval``: the id of the request an
 approver answers, the SHA-256 of the exact action (``action_digest``), when the request lapses,
-and the arguments as a trail shows them (redacted). An ``allow`` that used a grant carries the
+the tool, and the arguments as a trail shows them (redacted). An ``allow`` that used a grant carries the
 same object with ``grant_index``, the journal index of the grant it consumed.
 """
 
@@ -52,6 +52,7 @@ class Approval:
     request_id: str
     action_digest: str
     expires_at: str
+    tool: str | None = None
     args: Mapping[str, Any] | None = None
     grant_index: int | None = None
 
@@ -62,12 +63,14 @@ class Approval:
             raise ValueError("grant_index must be a journal index (>= 0)")
 
     def to_dict(self) -> dict[str, Any]:
-        """Wire form; ``args`` and ``grant_index`` only when set."""
+        """Wire form; ``tool``, ``args`` and ``grant_index`` only when set."""
         out: dict[str, Any] = {
             "request_id": self.request_id,
             "action_digest": self.action_digest,
             "expires_at": self.expires_at,
         }
+        if self.tool is not None:
+            out["tool"] = self.tool
         if self.args is not None:
             out["args"] = dict(self.args)
         if self.grant_index is not None:
@@ -83,6 +86,7 @@ class Approval:
             request_id=str(data["request_id"]),
             action_digest=str(data["action_digest"]),
             expires_at=str(data["expires_at"]),
+            tool=str(data["tool"]) if data.get("tool") is not None else None,
             args=dict(args) if isinstance(args, Mapping) else None,
             grant_index=int(index) if index is not None else None,
         )
