@@ -152,7 +152,7 @@ class ApprovalBook:
         earlier = [a for a in self.answers(request.subject.agent) if a[1].request_id == request_id]
         problem = answer_problem(request, approver, moment, earlier[-1] if earlier else None)
         if problem is not None:
-            raise ApprovalError(problem)
+            raise ApprovalError(problem[0], hint=problem[1])
         expires = self._grant_expiry(request, moment, ttl_s) if kind is AnswerKind.GRANT else None
         record = make_answer(
             kind, request, index, approver, moment, expires_at=expires, reason=reason

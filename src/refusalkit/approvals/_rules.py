@@ -32,6 +32,7 @@ __all__ = [
 ]
 
 _STEP = "@approval"
+_LIST = "Run `refusalkit approvals list STORE` to see the pending requests."
 
 
 def claim_of(grant_index: int) -> str:
@@ -45,20 +46,29 @@ def _same_person(approver: str, agent: str | None) -> bool:
 
 def answer_problem(
     request: Decision, approver: str, now: str, answered: tuple[int, Answer] | None
-) -> str | None:
-    """Why ``approver`` may not answer ``request`` now, or None when they may."""
+) -> tuple[str, str] | None:
+    """Why ``approver`` may not answer ``request`` now and what to do, or None when they may."""
     approval = request.approval
     if approval is None or request.reason_code is not ReasonCode.APPROVAL_REQUIRED:
-        return "that decision is not a request for approval"
+        return "that decision is not a request for approval", _LIST
     if not approver.strip():
-        return "an answer must name its approver"
+        return "an answer must name its approver", "Pass --approver NAME."
     if _same_person(approver, request.subject.agent):
-        return f"{approver!r} is the agent that asked: an agent cannot approve its own request"
+        return (
+            f"{approver!r} is the agent that asked: an agent cannot approve its own request",
+            "A person other than the agent must answer it.",
+        )
     if answered is not None:
         index, answer = answered
-        return f"the request was already answered ({answer.kind}) at journal index {index}"
+        return (
+            f"the request was already answered ({answer.kind}) at journal index {index}",
+            "An answer stands; the agent may ask again, which makes a new request.",
+        )
     if now > approval.expires_at:
-        return f"the request lapsed at {approval.expires_at}; the agent must ask again"
+        return (
+            f"the request lapsed at {approval.expires_at}",
+            "The agent must ask again (retry the call), which makes a new request.",
+        )
     return None
 
 
@@ -184,6 +194,7 @@ def granted(decision: Decision, grant_index: int, grant: Answer) -> Decision:
         action=Action.ALLOW,
         reason_code=None,
         reason_codes_version=1,
+        message=f"Approved by {grant.approver}; the grant at journal index {grant_index} is used.",
         why_trail=(*decision.why_trail, step),
         approval=approval,
     )
