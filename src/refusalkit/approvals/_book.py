@@ -189,10 +189,10 @@ class ApprovalBook:
             return still_required(decision, problem), ()
         return granted(decision, *grant), (claim_of(grant[0]),)
 
-    def append_settled(self, decision: Decision) -> tuple[Decision, int]:
+    def append_settled(self, decision: Decision, now: str | None = None) -> tuple[Decision, int]:
         """Settle ``decision`` and journal the result; a grant that another retry used first
         (the claim was taken) leaves this one ``approval-required``, "already used"."""
-        settled, claims = self.settle(decision)
+        settled, claims = self.settle(decision, now)
         if not claims:
             return settled, self.journal.append([settled.to_dict()])[0]
         try:
