@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from refusalkit.approvals import ApprovalBook, Answer, AnswerKind, GRANT_SCHEMA
+from refusalkit.approvals import GRANT_SCHEMA, Answer, AnswerKind, ApprovalBook
 from refusalkit.decide import DecisionPoint, load_pack
 from refusalkit.errors import ApprovalError
 from refusalkit.examples import example_path
@@ -41,8 +41,10 @@ def test_request_grant_retry_allows_once(
 ) -> None:
     asked, index = _ask(book, point, push())
     assert (asked.action, asked.reason_code) == (Action.DENY, ReasonCode.APPROVAL_REQUIRED)
-    assert asked.retryable and asked.reason_codes_version == 2
-    assert asked.approval is not None and asked.approval.request_id == asked.decision_id
+    assert asked.retryable
+    assert asked.reason_codes_version == 2
+    assert asked.approval is not None
+    assert asked.approval.request_id == asked.decision_id
     assert "no approver has answered" in _why(asked)
     [pending] = book.pending()
     assert pending.index == index
@@ -56,14 +58,18 @@ def test_request_grant_retry_allows_once(
     assert shown["args"]["remote"].startswith("<redacted:hmac-sha256:")  # everything else is not
 
     grant_index, grant = book.answer(AnswerKind.GRANT, asked.approval.request_id, "alice")
-    assert grant.request_index == index and book.pending() == []
+    assert grant.request_index == index
+    assert book.pending() == []
 
     allowed, allow_index = _ask(book, point, push())
-    assert allowed.action is Action.ALLOW and allowed.matched_rule == "push_release_tag"
+    assert allowed.action is Action.ALLOW
+    assert allowed.matched_rule == "push_release_tag"
     step = allowed.why_trail[-1]
-    assert step.rule == "@approval" and f"journal index {grant_index}" in (step.test or "")
+    assert step.rule == "@approval"
+    assert f"journal index {grant_index}" in (step.test or "")
     assert "approved by alice" in (step.detail or "")
-    assert allowed.approval is not None and allowed.approval.grant_index == grant_index
+    assert allowed.approval is not None
+    assert allowed.approval.grant_index == grant_index
 
     replay, _ = _ask(book, point, push())
     assert replay.reason_code is ReasonCode.APPROVAL_REQUIRED
@@ -79,7 +85,8 @@ def test_changed_arguments_are_a_new_request(
     book.answer(AnswerKind.GRANT, asked.approval.request_id, "alice")
     other, _ = _ask(book, point, push(ref="refs/tags/v9.9.9"))
     assert other.reason_code is ReasonCode.APPROVAL_REQUIRED
-    assert "arguments differ" in _why(other) and "new request" in _why(other)
+    assert "arguments differ" in _why(other)
+    assert "new request" in _why(other)
     assert [p.decision.decision_id for p in book.pending()] == [other.decision_id]
     # the grant still waits for its own action
     assert _ask(book, point, push())[0].action is Action.ALLOW
@@ -182,7 +189,8 @@ def test_a_grant_written_without_the_keyring_is_ignored(
         expires_at=asked.approval.expires_at,
     )
     journal.append([forged.to_dict(), forged.signed(Keyring.generate().signing_key()).to_dict()])
-    assert [s for _, s in journal.query(schema=GRANT_SCHEMA)] and book.answers() == []
+    assert [s for _, s in journal.query(schema=GRANT_SCHEMA)]
+    assert book.answers() == []
     assert _ask(book, point, push())[0].action is Action.DENY
 
 
@@ -203,7 +211,7 @@ def test_eight_concurrent_retries_of_one_grant_allow_exactly_once(
                 decision = point.decide(push())
                 start.wait()
                 results.append(retried.append_settled(decision)[0])
-        except BaseException as exc:  # noqa: BLE001 (reported below)
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=retry) for _ in range(8)]
@@ -226,16 +234,18 @@ def test_answers_are_signed_and_linked_for_an_examiner(
     asked, index = _ask(book, point, push())
     assert asked.approval is not None
     grant_index, _ = book.answer(AnswerKind.GRANT, asked.approval.request_id, "alice")
-    allowed, allow_index = _ask(book, point, push())
+    _allowed, allow_index = _ask(book, point, push())
     records = dict(journal.query())
     grant = Answer.from_dict(records[grant_index])
     assert grant.verify(ring.public_key_bytes())
     assert not grant.verify(Keyring.generate().public_key_bytes())
     request = Decision.from_dict(records[grant.request_index])
-    assert request.approval is not None and grant.request_index == index
+    assert request.approval is not None
+    assert grant.request_index == index
     assert grant.action_digest == request.approval.action_digest
     used = Decision.from_dict(records[allow_index])
-    assert used.approval is not None and used.approval.grant_index == grant_index
+    assert used.approval is not None
+    assert used.approval.grant_index == grant_index
     assert used.approval.action_digest == grant.action_digest
     tampered = Answer.from_dict({**records[grant_index], "approver": "mallory"})
     assert not tampered.verify(ring.public_key_bytes())
