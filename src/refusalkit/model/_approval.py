@@ -3,8 +3,8 @@
 Pure data: no I/O, no clocks. A ``require-approval`` rule that decides a request gives a
 ``deny`` + ``approval-required`` decision carrying an ``Approval``: the id of the request an
 approver answers, the SHA-256 of the exact action (``action_digest``), when the request lapses,
-the tool, and the arguments as a trail shows them (redacted). An ``allow`` that used a grant carries the
-same object with ``grant_index``, the journal index of the grant it consumed.
+the tool, and the arguments as a trail shows them (redacted). An ``allow`` that used a grant
+carries the same object with ``grant_index``, the journal index of the grant it consumed.
 """
 
 from __future__ import annotations
