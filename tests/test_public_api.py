@@ -27,6 +27,10 @@ PUBLIC: dict[str, list[str]] = {
         "RefusalkitError", "__version__", "compare", "enforcer", "load_pack", "open_journal",
         "require_baseline", "verify_receipt",
     ],
+    "refusalkit.approvals": [
+        "DENIAL_SCHEMA", "GRANT_SCHEMA", "Answer", "AnswerKind", "ApprovalBook", "PendingRequest",
+        "Resolution", "answer_problem", "claim_of", "needs_settling", "resolve",
+    ],
     "refusalkit.chat": [
         "Attempt", "ChatResponse", "ChatRuntime", "EndpointResponder", "EthicsPack",
         "EthicsVerdict", "Identity", "LogRefusalSink", "OtelRefusalSink", "PredicateResult",
@@ -49,7 +53,7 @@ PUBLIC: dict[str, list[str]] = {
         "Enforcer", "JournalWriter", "LocalEnforcer", "ToolBlockedError", "enforcer", "fail_closed",
     ],
     "refusalkit.errors": [
-        "CalibrationError", "CalibrationSetError", "ChatError", "ComparisonError",
+        "ApprovalError", "CalibrationError", "ClaimTakenError", "CalibrationSetError", "ChatError", "ComparisonError",
         "EthicsPackError", "JournalError", "KeyringError", "MissingExtraError", "PolicyError",
         "ProofError",
         "RefusalkitError", "RequestError", "ResponderError", "RunnerError", "SafetyPackError",
@@ -77,10 +81,11 @@ PUBLIC: dict[str, list[str]] = {
         "refusal_result", "serve_http", "serve_stdio",
     ],
     "refusalkit.model": [
-        "Action", "DECISION_SCHEMA", "Decision", "EngineRef", "PolicyRef",
-        "REASON_CODES_VERSION", "ReasonCode", "Request", "Subject", "TYPED_REFUSAL_PREFIX",
-        "WhyStep", "canonical_json", "format_timestamp", "now_utc", "parse_request", "refusal_line",
-        "unavailable_decision", "uuid7",
+        "Action", "Approval", "DECISION_SCHEMA", "DEFAULT_TTL_S", "Decision", "EngineRef",
+        "PolicyRef", "REASON_CODES_VERSION", "ReasonCode", "Request", "Subject",
+        "TYPED_REFUSAL_PREFIX", "WhyStep", "action_digest", "canonical_json", "format_timestamp",
+        "now_utc", "parse_duration", "parse_request", "refusal_line", "unavailable_decision",
+        "uuid7",
     ],
     "refusalkit.engines": [
         "Adapter", "AdapterFailure", "AgtAdapter", "CedarAdapter", "EngineKind", "EngineMapping",
