@@ -53,7 +53,8 @@ PUBLIC: dict[str, list[str]] = {
         "Enforcer", "JournalWriter", "LocalEnforcer", "ToolBlockedError", "enforcer", "fail_closed",
     ],
     "refusalkit.errors": [
-        "ApprovalError", "CalibrationError", "ClaimTakenError", "CalibrationSetError", "ChatError", "ComparisonError",
+        "ApprovalError", "CalibrationError", "CalibrationSetError", "ChatError", "ClaimTakenError",
+        "ComparisonError",
         "EthicsPackError", "JournalError", "KeyringError", "MissingExtraError", "PolicyError",
         "ProofError",
         "RefusalkitError", "RequestError", "ResponderError", "RunnerError", "SafetyPackError",
