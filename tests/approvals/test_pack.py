@@ -94,6 +94,12 @@ def test_bad_ttl_is_a_load_error(tmp_path: Path, rule: dict[str, Any]) -> None:
         _point(tmp_path, [rule])
 
 
+def test_ttl_on_another_effect_is_named(tmp_path: Path) -> None:
+    with pytest.raises(PolicyError, match="ttl is only for require-approval rules") as caught:
+        _point(tmp_path, [{"id": "r", "effect": "deny", "ttl": "15m"}])
+    assert caught.value.key == "rules[0].ttl"
+
+
 def test_the_approval_object_on_the_wire(tmp_path: Path) -> None:
     point = _point(tmp_path, [_NEEDS])
     request = {"tool": "db.migrate", "args": {"env": "staging", "n": 3}, "caller": {"agent": "a"}}
