@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -249,3 +250,23 @@ def test_answers_are_signed_and_linked_for_an_examiner(
     assert used.approval.action_digest == grant.action_digest
     tampered = Answer.from_dict({**records[grant_index], "approver": "mallory"})
     assert not tampered.verify(ring.public_key_bytes())
+
+
+def test_a_request_written_without_the_keyring_cannot_be_answered(
+    book: ApprovalBook, journal: Journal, point: DecisionPoint, push: Push
+) -> None:
+    """Someone who can append to the store writes a request that shows harmless arguments but
+    carries the digest of another action: it is not listed, and granting it is refused."""
+    real = point.decide(push(ref="refs/tags/evil"))
+    shown = point.decide(push())
+    assert real.approval is not None
+    assert shown.approval is not None
+    forged = replace(
+        shown, approval=replace(shown.approval, action_digest=real.approval.action_digest)
+    )
+    journal.append([forged.to_dict()])
+    assert book.pending() == []
+    with pytest.raises(ApprovalError, match="no request for approval"):
+        book.answer(AnswerKind.GRANT, shown.approval.request_id, "alice")
+    journal.append([shown.to_dict()])  # the genuine request, as the decision point sealed it
+    assert [p.decision.decision_id for p in book.pending()] == [shown.decision_id]

@@ -13,6 +13,7 @@ store by anything without the keyring is ignored.
 from __future__ import annotations
 
 import datetime as dt
+import hmac
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -85,14 +86,27 @@ class ApprovalBook:
     # reading ----------------------------------------------------------------------------
 
     def requests(self, *, since: str | None = None) -> Iterator[tuple[int, Decision]]:
-        """Every request for approval in the journal (from ``since``), oldest first."""
+        """Every request for approval in the journal (from ``since``) that a decision point
+        holding this keyring made (its seal verifies), oldest first."""
         for index, record in self.journal.query(reason_code=_CODE, since=since):
             try:
                 decision = Decision.from_dict(record)
             except (KeyError, TypeError, ValueError):
                 continue
-            if needs_settling(decision):
+            if needs_settling(decision) and self._sealed(decision):
                 yield index, decision
+
+    def _sealed(self, decision: Decision) -> bool:
+        """Whether the request's ``seal`` is this keyring's HMAC over what it shows."""
+        approval = decision.approval
+        if approval is None or approval.seal is None or approval.seal.count(":") != 2:
+            return False
+        key_id = approval.seal.split(":")[1]
+        if key_id not in self._keyring.redaction_keys:
+            return False
+        body = approval.sealed_body(decision.subject.agent, decision.policy.digest)
+        expected = self._keyring.redactor(key_id).digest(body)
+        return hmac.compare_digest(expected, approval.seal)
 
     def find(self, request_id: str) -> tuple[int, Decision]:
         """The request with this id (its journal index and decision)."""

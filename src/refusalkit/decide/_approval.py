@@ -4,13 +4,17 @@ Built only when a ``require-approval`` rule decides, so no other decision pays f
 action digest (``refusalkit.model.action_digest``), the time the request lapses (decided at +
 the rule's ``ttl``), and the arguments as a why-trail would show them: every value a keyed
 redaction token in the class that a condition on its path names (``unclassified`` otherwise),
-unless that class is ``reveal: true`` (docs/design/decision.md, Redaction).
+unless that class is ``reveal: true`` (docs/design/decision.md, Redaction). ``seal`` is the
+redaction key's HMAC over all of it with the agent and the pack digest, so an approver's tools can
+tell a request this keyring's decision point made from one written into the store by anyone
+else (whose shown arguments need not be the ones its digest binds).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from refusalkit.decide._compile import UNCLASSIFIED, CompiledPack
@@ -55,13 +59,15 @@ class ApprovalMaker:
         """The approval of a request that ``rule`` decided, with the decision's id and time."""
         decision_id, decided_at = stamp
         who = agent if type(agent) is str else None
-        return Approval(
+        approval = Approval(
             request_id=decision_id,
             action_digest=action_digest(tool, args, who, self._pack_digest),
             expires_at=_later(decided_at, self._ttls.get(rule, DEFAULT_TTL_S)),
             tool=tool,
             args=self._shown(args, "args", 0),
         )
+        seal = self._redactor.digest(approval.sealed_body(who, self._pack_digest))
+        return replace(approval, seal=seal)
 
     def _shown(self, value: Any, path: str, depth: int) -> Any:
         if isinstance(value, Mapping) and depth < _MAX_DEPTH:

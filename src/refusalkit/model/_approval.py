@@ -55,6 +55,7 @@ class Approval:
     tool: str | None = None
     args: Mapping[str, Any] | None = None
     grant_index: int | None = None
+    seal: str | None = None  # the decision point's HMAC over what an approver is shown
 
     def __post_init__(self) -> None:
         if not _DIGEST.match(self.action_digest):
@@ -75,7 +76,15 @@ class Approval:
             out["args"] = dict(self.args)
         if self.grant_index is not None:
             out["grant_index"] = self.grant_index
+        if self.seal is not None:
+            out["seal"] = self.seal
         return out
+
+    def sealed_body(self, agent: str | None, policy_digest: str) -> bytes:
+        """The RFC 8785 bytes ``seal`` is the keyed HMAC-SHA256 of: everything an approver is
+        shown and answers (docs/design/approvals.md, The request)."""
+        shown = {k: v for k, v in self.to_dict().items() if k != "seal"}
+        return canonical_json({**shown, "agent": agent, "policy": policy_digest})
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Approval:
@@ -89,4 +98,5 @@ class Approval:
             tool=str(data["tool"]) if data.get("tool") is not None else None,
             args=dict(args) if isinstance(args, Mapping) else None,
             grant_index=int(index) if index is not None else None,
+            seal=str(data["seal"]) if data.get("seal") is not None else None,
         )
