@@ -13,13 +13,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Path, Request
 
+from refusalkit._internal.keys import ApiKey, Scope
 from refusalkit.approvals import AnswerKind, ApprovalBook
 from refusalkit.errors import ApprovalError
 from refusalkit.journal import Journal
 from refusalkit.model import parse_duration
 from refusalkit.server._auth import require
 from refusalkit.server._errors import ApiError, ErrorCode
-from refusalkit.server._keys import ApiKey, Scope
 from refusalkit.server._models import (
     ApprovalAnswerModel,
     ApprovalsModel,
