@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
+from refusalkit._internal.records import make_step
 from refusalkit.approvals._records import Answer, AnswerKind
-from refusalkit.decide import make_step
 from refusalkit.model import Action, Approval, Decision, ReasonCode, uuid7
 
 __all__ = [
