@@ -16,6 +16,10 @@ prints both, never a traceback::
     │   └── ClaimTakenError        a one-time claim (an approval grant) was already used
     ├── ApprovalError              an approval answer that may not be recorded (unknown request,
     │                              the agent approving itself, lapsed, already answered)
+
+
+    │   ├── NotAReceiptError       a file given as a receipt that is none (an error answer, say)
+    │   └── VerificationError      a proof, checkpoint or log that does not verify (first bad index)
     ├── ChatError
     │   ├── SafetyPackError        the fixed safety pack is missing or altered: the runtime stops
     │   ├── EthicsPackError        an ethics pack that does not validate
@@ -42,6 +46,7 @@ __all__ = [
     "JournalError",
     "KeyringError",
     "MissingExtraError",
+    "NotAReceiptError",
     "PolicyError",
     "ProofError",
     "RefusalkitError",
@@ -168,6 +173,16 @@ class ApprovalError(RefusalkitError):
     """An approval answer that may not be recorded (docs/design/approvals.md)."""
 
     default_hint = "Run `refusalkit approvals list STORE` to see the pending requests."
+
+
+class NotAReceiptError(JournalError):
+    """A file given as a receipt that is something else (an error answer, another record, not
+    JSON): the wrong input, not evidence of tampering."""
+
+    default_hint = (
+        "Fetch the receipt again with a key of scope `read`: "
+        "`curl -H 'Authorization: Bearer KEY' URL/v1/journal/receipt?index=N`."
+    )
 
 
 class ChatError(RefusalkitError):

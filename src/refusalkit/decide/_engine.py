@@ -21,6 +21,7 @@ import json
 import logging
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, NamedTuple, cast
 
 from jsonschema.exceptions import best_match
@@ -41,8 +42,9 @@ from refusalkit._version import __version__
 from refusalkit.decide._approval import ApprovalMaker
 from refusalkit.decide._attest import Attestor
 from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, Plan, ToolRule
-from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN
+from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN, json_type
 from refusalkit.decide._fields import MISSING, element_path, run_steps
+from refusalkit.decide._limits import Limiter
 from refusalkit.decide._logic import Severity, Tri
 from refusalkit.decide._pack import Pack
 from refusalkit.decide._schemapath import schema_field, schema_pointer
@@ -73,6 +75,7 @@ _ATTEST_TEST = "compact JWS, alg EdDSA, kid trusted, sub = caller.agent, not exp
 _DENY, _BLOCK, _ALLOW, _AUDIT = Action.DENY, Action.BLOCK, Action.ALLOW, Action.AUDIT
 _POLICY_DENIED = ReasonCode.POLICY_DENIED
 _APPROVAL_REQUIRED = ReasonCode.APPROVAL_REQUIRED
+_RATE_LIMITED = ReasonCode.RATE_LIMITED
 # Enum members as module globals: on Python 3.11 ``Tri.TRUE`` costs a class-attribute lookup
 # (~90 ns) each time; a global is a dictionary hit.
 _SEV_AUDIT, _SEV_DENY, _SEV_BLOCK = Severity.AUDIT, Severity.DENY, Severity.BLOCK
@@ -307,6 +310,7 @@ class DecisionPoint:
         "_engine",
         "_has_stages",
         "_last_token",
+        "_limiter",
         "_policy",
         "_redactor",
         "_steps",
@@ -333,6 +337,7 @@ class DecisionPoint:
             or compiled.tool_schemas
             or compiled.filters
         )
+        self._limiter = Limiter(compiled.limits) if compiled.limits else None
         self._tokens: dict[str, BoundedCache[str, str]] = {}
         self._subjects = Subjects()
         self._steps: BoundedCache[Any, WhyStep] = BoundedCache(_CACHE_LIMIT)
@@ -380,7 +385,11 @@ class DecisionPoint:
         if isinstance(exc, RequestError):
             problem = f"{_where(line_number)}malformed request: {exc.message}"
             return self._failed(request, problem, rejected=True)
-        log.warning("decision failed closed: %s", type(exc).__name__)
+        log.warning(
+            "%sdecision failed closed (%s): decided deny + unavailable",
+            _where(line_number),
+            type(exc).__name__,
+        )
         problem = f"{_where(line_number)}internal error ({type(exc).__name__})"
         return self._failed(request, problem)
 
@@ -407,6 +416,10 @@ class DecisionPoint:
             if self._has_stages:
                 self._stages(request, tool, args, caller, steps)
             action, code, rule, message = self._rules(request, tool, steps)
+            if self._limiter is not None and (action is _ALLOW or action is _AUDIT):
+                action, code, rule, message = self._limit(
+                    self._limiter, tool, caller.get("session"), steps, (action, code, rule, message)
+                )
         except _Refusal as refusal:
             rule = refusal.rule
             action, code = STAGE_CODES.get(rule, (_DENY, ReasonCode.INPUT_REJECTED))
@@ -458,6 +471,28 @@ class DecisionPoint:
             stamped[1],
             approval=approval,
         )
+
+    def _limit(
+        self,
+        limiter: Limiter,
+        tool: str,
+        session: Any,
+        steps: list[WhyStep],
+        verdict: tuple[Action, ReasonCode | None, str, str | None],
+    ) -> tuple[Action, ReasonCode | None, str, str | None]:
+        """A call the rules allow, counted against the pack's limits; over one, it is refused
+        ``rate-limited`` by the limit (docs/design/policy.md, Limits)."""
+        over = limiter.take(tool, session)
+        if over is None:
+            return verdict
+        steps[:] = [replace(s, decisive=False) if s.decisive else s for s in steps]
+        retry = over.retry_after_s
+        detail = "no retry in this session" if retry is None else f"retry in {retry:.1f} s"
+        test = over.limit.test()
+        step = make_step(over.limit.id, "deny", matched=True, decisive=True,
+                         field="caller.session", test=test, detail=detail)  # fmt: skip
+        steps.append(step)
+        return _DENY, _RATE_LIMITED, over.limit.id, over.message()
 
     def _stages(
         self,
@@ -623,6 +658,7 @@ class DecisionPoint:
             hits.sort()  # positions are distinct, so only they are compared
         best: ToolRule | None = None
         audit: ToolRule | None = None
+        unknown: Witness | None = None  # why ``best`` matched, when it matched as unknown
         matched_hits: list[tuple[int, bool, Witness | None]] = []
         for position, state, witness in hits:
             rule = rules[position]
@@ -636,7 +672,10 @@ class DecisionPoint:
                     audit = rule
             elif best is None or severity > best.rule.severity:
                 best = rule
+                unknown = witness if state is UNKNOWN else None
         outcome = self._outcome(best, audit)
+        if unknown is not None and best is not None and outcome.rule == best.rule.id:
+            outcome = outcome._replace(message=_unknown_message(best.rule.id, unknown))
         decisive = outcome.rule
         for position, matched, witness in matched_hits:
             spec = rules[position].rule
@@ -824,6 +863,22 @@ def _elements_detail(outcomes: tuple[int, ...], *, every: bool) -> str:
     more = len(outcomes) - _SHOWN_ELEMENTS
     tail = f", and {more} more" if more > 0 else ""
     return f"{mode}: {', '.join(shown)}{tail}"
+
+
+def _unknown_message(rule: str, witness: Witness) -> str:
+    """The message of a refusal whose rule could not be evaluated and counted as matched (fail
+    closed): it names the field, not the rule's own message, which speaks of what it tests."""
+    path = witness.spec.path
+    if witness.value is _MISSING:
+        return (
+            f"The request has no `{path}`, which rule {rule} tests; a rule that cannot be "
+            f"evaluated counts as matched (fail closed). Send `{path}`."
+        )
+    return (
+        f"`{path}` is a JSON {json_type(witness.value)} that rule {rule} cannot test "
+        f"({witness.spec.cond.test_false}); a rule that cannot be evaluated counts as matched "
+        "(fail closed)."
+    )
 
 
 def _where(line_number: int | None) -> str:
