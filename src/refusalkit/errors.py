@@ -12,14 +12,11 @@ prints both, never a traceback::
     ├── JournalError
     │   ├── StoreError             a store that cannot be opened, or is corrupt or foreign
     │   ├── ProofError             a proof asked for sizes or indices the log does not have
+    │   ├── NotAReceiptError       a file given as a receipt that is none (an error answer, say)
     │   ├── VerificationError      a proof, checkpoint or log that does not verify (first bad index)
     │   └── ClaimTakenError        a one-time claim (an approval grant) was already used
     ├── ApprovalError              an approval answer that may not be recorded (unknown request,
     │                              the agent approving itself, lapsed, already answered)
-
-
-    │   ├── NotAReceiptError       a file given as a receipt that is none (an error answer, say)
-    │   └── VerificationError      a proof, checkpoint or log that does not verify (first bad index)
     ├── ChatError
     │   ├── SafetyPackError        the fixed safety pack is missing or altered: the runtime stops
     │   ├── EthicsPackError        an ethics pack that does not validate
