@@ -31,6 +31,10 @@ PUBLIC: dict[str, list[str]] = {
         "RefusalkitError", "__version__", "compare", "enforcer", "load_pack", "open_journal",
         "require_baseline", "verify_receipt",
     ],
+    "refusalkit.approvals": [
+        "DENIAL_SCHEMA", "GRANT_SCHEMA", "Answer", "AnswerKind", "ApprovalBook", "PendingRequest",
+        "Resolution", "answer_problem", "claim_of", "needs_settling", "resolve",
+    ],
     "refusalkit.chat": [
         "Attempt", "ChatResponse", "ChatRuntime", "EndpointResponder", "EthicsPack",
         "EthicsVerdict", "Identity", "LogRefusalSink", "OtelRefusalSink", "PredicateResult",
@@ -49,7 +53,8 @@ PUBLIC: dict[str, list[str]] = {
         "Enforcer", "JournalWriter", "LocalEnforcer", "ToolBlockedError", "enforcer", "fail_closed",
     ],
     "refusalkit.errors": [
-        "CalibrationError", "CalibrationSetError", "ChatError", "ComparisonError",
+        "ApprovalError", "CalibrationError", "CalibrationSetError", "ChatError", "ClaimTakenError",
+        "ComparisonError",
         "EthicsPackError", "JournalError", "KeyringError", "MissingExtraError", "PolicyError",
         "NotAReceiptError", "ProofError",
         "RefusalkitError", "RequestError", "ResponderError", "RunnerError", "SafetyPackError",
@@ -84,9 +89,10 @@ PUBLIC: dict[str, list[str]] = {
         "serve_stdio", "tool_digest",
     ],
     "refusalkit.model": [
-        "Action", "DECISION_SCHEMA", "Decision", "EngineRef", "PolicyRef",
-        "REASON_CODES_VERSION", "ReasonCode", "Request", "Subject", "TYPED_REFUSAL_PREFIX",
-        "WhyStep", "canonical_json", "format_timestamp", "now_utc", "parse_request", "refusal_line",
+        "Action", "Approval", "DECISION_SCHEMA", "DEFAULT_TTL_S", "Decision", "EngineRef",
+        "PolicyRef", "REASON_CODES_VERSION", "ReasonCode", "Request", "Subject",
+        "TYPED_REFUSAL_PREFIX", "WhyStep", "action_digest", "canonical_json", "format_timestamp",
+        "now_utc", "parse_duration", "parse_request", "refusal_line",
         "uuid7",
     ],
     "refusalkit.engines": [

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
+from refusalkit.approvals import ApprovalBook, needs_settling
 from refusalkit.decide import DecisionEncoder, DecisionPoint, load_pack
 from refusalkit.enforce._failclosed import fail_closed
 from refusalkit.errors import RefusalkitError, UsageError
@@ -56,32 +57,38 @@ class JournalWriter:
     append per call, serialised by a lock so threads may share it. Raises what the journal
     raises."""
 
-    __slots__ = ("_encoder", "_lock", "journal")
+    __slots__ = ("_encoder", "journal", "lock")
 
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
         self._encoder = DecisionEncoder()
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()  # held by whoever appends to ``journal`` through this writer
 
     def append(self, decisions: Sequence[Decision]) -> list[int]:
         """The decisions' journal indices."""
         entries = [(self._encoder.encode(d), decision_fields(d)) for d in decisions]
-        with self._lock:
+        with self.lock:
             return self.journal.append_encoded(entries)
 
 
 class LocalEnforcer:
     """A ``DecisionPoint`` in this process, journaling each decision when given a ``Journal``.
 
+    With a journal and the ``keyring`` that signs it, a request for approval is settled against
+    the journal's grants (docs/approvals.md): after a grant, the same call is allowed once.
+    Without the keyring no grant can be checked, so such a request stays refused.
     Thread-safe: the decision point is, and journal appends are serialised by a lock.
     """
 
-    __slots__ = ("_writer", "journal", "point")
+    __slots__ = ("_book", "_writer", "journal", "point")
 
-    def __init__(self, point: DecisionPoint, journal: Journal | None = None) -> None:
+    def __init__(
+        self, point: DecisionPoint, journal: Journal | None = None, keyring: Keyring | None = None
+    ) -> None:
         self.point = point
         self.journal = journal
         self._writer = JournalWriter(journal) if journal is not None else None
+        self._book = ApprovalBook(journal, keyring) if journal and keyring else None
 
     def decide(self, request: Mapping[str, Any]) -> Decision:
         """Decide, then journal; a decision the journal cannot take becomes a fail-closed one."""
@@ -89,6 +96,9 @@ class LocalEnforcer:
         if self._writer is None:
             return decision
         try:
+            if self._book is not None and needs_settling(decision):
+                with self._writer.lock:
+                    return self._book.append_settled(decision)[0]
             self._writer.append([decision])
         except Exception as exc:  # noqa: BLE001 (fail closed: an unjournaled decision is not in force)
             log.warning("journal append failed, the call is refused: %s", type(exc).__name__)
@@ -146,4 +156,4 @@ def enforcer(
         ring = keyring if isinstance(keyring, Keyring) else Keyring.load(keyring)
     point = DecisionPoint(load_pack(policy), ring, deadline_ms=deadline_ms)
     store = open_journal(journal, ring) if journal is not None else None
-    return LocalEnforcer(point, store)
+    return LocalEnforcer(point, store, ring)

@@ -245,12 +245,20 @@ class Journal:
         """
         return self._append_rows(_encoded_to_rows(entries))
 
-    def _append_rows(self, rows: list[EntryRow]) -> list[int]:
+    def append_claiming(
+        self, records: Sequence[Mapping[str, Any]], claims: Sequence[str]
+    ) -> list[int]:
+        """Append records and record each of ``claims`` once, in one transaction, or nothing:
+        a claim already recorded raises ``ClaimTakenError`` naming the entry that made it (the
+        use of an approval grant, docs/design/approvals.md)."""
+        return self._append_rows(_records_to_rows(records), claims)
+
+    def _append_rows(self, rows: list[EntryRow], claims: Sequence[str] = ()) -> list[int]:
         if not rows:
             return []
         if not self._keyring_checked:
             self.check_keyring()
-        first = self._store.append(rows)
+        first = self._store.append_claiming(rows, claims) if claims else self._store.append(rows)
         with contextlib.suppress(StoreError):  # the records are durable: never fail them now
             self._store.maintain(slack=_AUTO_MAINTAIN_SLACK)
         return list(range(first, first + len(rows)))
