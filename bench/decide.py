@@ -10,7 +10,11 @@ refusalkit runs with full why-trails and keyed redaction; Cedar's policies are p
     python bench/decide.py --quick    # 10k requests
 
 A fourth column, ``refusalkit+kinds``, runs the same pack with ``kind: path`` on its path class
-(every path is parsed into its POSIX normal form before the rules see it, docs/policy.md).
+(every path is parsed into its POSIX normal form before the rules see it, docs/policy.md). A
+fifth, ``refusalkit+approval``, adds four ``require-approval`` rules on the stream's tools that
+no request matches, so it measures what such rules cost a decision when no approval is pending
+(docs/approvals.md); a sixth, ``refusalkit+deny4``, adds the same four rules as ``deny`` rules:
+the difference between those two is the cost of the effect itself, the rest is four more rules.
 
 Prints a table and writes ``bench/results/decide.json``.
 """
@@ -92,7 +96,29 @@ def policy_rules() -> list[tuple[str, str, str, str, str, str]]:
 # -- refusalkit -----------------------------------------------------------------------------------
 
 
-def refusalkit_pack(*, kinds: bool = False) -> dict[str, Any]:
+_PATH, _SHELL, _HOST = ({"class": c} for c in ("file-path", "shell-command", "ip-address"))
+APPROVAL_RULES: list[dict[str, Any]] = [
+    {"id": "approve_deploy", "effect": "require-approval", "ttl": "15m",
+     "when": {"tool": "fs.write", "args.path": {"glob": "/workspace/*/deploy/**", **_PATH}}},
+    {"id": "approve_push", "effect": "require-approval",
+     "when": {"tool": "shell.run", "args.command": {"prefix": "git push", **_SHELL}}},
+    {"id": "approve_apply", "effect": "require-approval", "message": "Applying needs approval.",
+     "when": {"tool": "shell.run", "args.command": {"regex": "^terraform apply", **_SHELL}}},
+    {"id": "approve_partner", "effect": "require-approval",
+     "when": {"tool": "net.fetch", "args.host": {"cidr": "203.0.113.0/24", **_HOST}}},
+]  # fmt: skip
+
+
+def _as(effect: str, rule: dict[str, Any]) -> dict[str, Any]:
+    """``rule`` with another effect (``ttl`` belongs to require-approval only)."""
+    if effect == "require-approval":
+        return rule
+    return {**{k: v for k, v in rule.items() if k != "ttl"}, "effect": effect}
+
+
+def refusalkit_pack(
+    *, kinds: bool = False, approvals: bool = False, held: str = "require-approval"
+) -> dict[str, Any]:
     classes = {
         "path": "file-path",
         "command": "shell-command",
@@ -123,14 +149,15 @@ def refusalkit_pack(*, kinds: bool = False) -> dict[str, Any]:
             "query": {"sensitive": True},
             "ip-address": {"reveal": True},
         },
-        "rules": rules,
+        "rules": [*(_as(held, rule) for rule in APPROVAL_RULES), *rules] if approvals else rules,
     }
 
 
 def refusalkit_engine(
-    *, kinds: bool = False
+    *, kinds: bool = False, approvals: bool = False, effect: str = "require-approval"
 ) -> tuple[Callable[[dict[str, Any]], Any], Callable[[Any], tuple[bool, str]]]:
-    dp = DecisionPoint(Pack.from_mapping(refusalkit_pack(kinds=kinds)), Keyring.generate())
+    pack = refusalkit_pack(kinds=kinds, approvals=approvals, held=effect)
+    dp = DecisionPoint(Pack.from_mapping(pack), Keyring.generate())
 
     def verdict(decision: Any) -> tuple[bool, str]:
         return decision.action.refuses, decision.matched_rule
@@ -327,12 +354,9 @@ def check_agreement(requests: list[dict[str, Any]], engines: dict[str, Any]) -> 
     counts = {"allow": 0, "refuse": 0}
     for index, request in enumerate(requests):
         verdicts = {name: verdict(decide(request)) for name, (decide, verdict) in engines.items()}
-        for name in ("refusalkit", "refusalkit+kinds"):  # both variants of the engine
-            for _ in range(5):  # an overrun of the deadline on a busy machine: retryable
-                if name not in verdicts or verdicts[name][1] != "@unavailable":
-                    break
-                decide, verdict = engines[name]
-                verdicts[name] = verdict(decide(request))
+        for name in [n for n, v in verdicts.items() if v[1] == "@unavailable"]:
+            decide, verdict = engines[name]  # an overrun on a busy machine: retryable
+            verdicts[name] = verdict(decide(request))
         ours_refused, ours_rule = verdicts["refusalkit"]
         for name, (refused, rule) in verdicts.items():
             if refused != ours_refused:
@@ -394,6 +418,8 @@ def main() -> None:
     engines = {
         "refusalkit": refusalkit_engine(),
         "refusalkit+kinds": refusalkit_engine(kinds=True),
+        "refusalkit+approval": refusalkit_engine(approvals=True),
+        "refusalkit+deny4": refusalkit_engine(approvals=True, effect="deny"),
         "cedar": cedar_engine(),
         "agt": agt_engine(),
     }
@@ -419,6 +445,12 @@ def main() -> None:
         f"kind: path keeps {kinds['decisions_per_s'] / ours['decisions_per_s']:.0%} of the "
         f"plain pack's decisions/s, p50 {kinds['p50_us']:.1f} µs"
     )
+    approval, deny4 = results["refusalkit+approval"], results["refusalkit+deny4"]
+    console.print(
+        f"require-approval rules (none pending): p50 {approval['p50_us']:.2f} µs; the same rules "
+        f"as deny {deny4['p50_us']:.2f} µs ({approval['p50_us'] / deny4['p50_us'] - 1:+.1%}); "
+        f"the plain pack {ours['p50_us']:.2f} µs ({approval['p50_us'] / ours['p50_us'] - 1:+.1%})"
+    )
     console.print(table)
     load = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
     console.print(f"load average (1 min) at the end of the run: {load}")
@@ -437,6 +469,8 @@ def main() -> None:
             "p50_vs_agt": results["agt"]["p50_us"] / ours["p50_us"],
             "p50_vs_cedar": results["cedar"]["p50_us"] / ours["p50_us"],
             "kinds_throughput_vs_plain": kinds["decisions_per_s"] / ours["decisions_per_s"],
+            "approval_p50_vs_plain": approval["p50_us"] / ours["p50_us"],
+            "approval_p50_vs_same_rules_as_deny": approval["p50_us"] / deny4["p50_us"],
         },
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

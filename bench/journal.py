@@ -8,11 +8,13 @@ alone, beside pymerkle's consistency proof at that size (the nearest work it doe
 checkpoint (the check, signing, the durable state write, the store's commit), whose two fsyncs
 bound it (one fsync's cost on this disk is measured in the same run); and a witness cosignature
 round trip on loopback (``refusalkit witness serve`` as a real process; pymerkle has no witness, so
-that row has no peer). Both sides append the same decision records: refusalkit takes records (RFC
-8785 + leaf hash + tree nodes, durable: WAL, ``synchronous=FULL``); pymerkle's ``SqliteTree`` takes
-bytes, so its timed loop includes serialising each record with ``json.dumps`` (sorted keys), which
-is cheaper than full RFC 8785. Measurements alternate between the two and the best of three is
-kept, because a shared machine is noisy.
+that row has no peer), and a first ``journal tiles`` export (C2SP tlog-tiles) beside ``journal
+export`` of the same log, entries/s, interleaved per round, medians with their spread. Both sides
+append the same decision records: refusalkit takes records (RFC 8785 + leaf hash + tree nodes,
+durable: WAL, ``synchronous=FULL``); pymerkle's ``SqliteTree`` takes bytes, so its timed loop
+includes serialising each record with ``json.dumps`` (sorted keys), which is cheaper than full RFC
+8785. Measurements alternate between the two and the best of three is kept, because a shared machine
+is noisy.
 
 pymerkle is GPL: it is never a dependency. This script makes a throw-away venv
 (``bench/.pymerkle-venv``), installs pymerkle there and drives it as a subprocess. Results:
@@ -25,6 +27,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,7 +41,7 @@ from rich.console import Console
 from rich.table import Table
 
 from refusalkit._durable import SlotFile
-from refusalkit.journal import open_journal, signer_state_dir
+from refusalkit.journal import export_bundle, export_tiles, open_journal, signer_state_dir
 from refusalkit.keyring import Keyring
 from refusalkit.model._canonical import ENCODERS
 
@@ -279,6 +282,33 @@ def _witness_round_trips(workdir: Path, keyring: Keyring, samples: int) -> float
         proc.wait(timeout=10)
 
 
+def _tiles_vs_export(journal: Any, workdir: Path, size: int) -> dict[str, float]:
+    """Entries/s of a first ``journal tiles`` export beside ``journal export`` of the same log,
+    interleaved in each round; medians with the spread (max - min) / median in %."""
+    tiles: list[float] = []
+    bundle: list[float] = []
+    for r in range(ROUNDS):
+        out = workdir / f"tiles-{size}-{r}"
+        started = time.perf_counter()
+        export_tiles(journal, out)
+        tiles.append(size / (time.perf_counter() - started))
+        shutil.rmtree(out)
+        started = time.perf_counter()
+        export_bundle(journal, workdir / f"bundle-{size}-{r}.json")
+        bundle.append(size / (time.perf_counter() - started))
+        (workdir / f"bundle-{size}-{r}.json").unlink()
+
+    def spread(values: list[float]) -> float:
+        return 100 * (max(values) - min(values)) / _median(values)
+
+    return {
+        f"tiles export entries/s, {size:,}": _median(tiles),
+        f"tiles export spread %, {size:,}": spread(tiles),
+        f"journal export (bundle) entries/s, {size:,}": _median(bundle),
+        f"journal export spread %, {size:,}": spread(bundle),
+    }
+
+
 def run(quick: bool, workdir: Path) -> tuple[dict[str, float], dict[str, float]]:
     keyring, peer = Keyring.generate(), Pymerkle()
     ours: dict[str, float] = {}
@@ -316,6 +346,7 @@ def run(quick: bool, workdir: Path) -> tuple[dict[str, float], dict[str, float]]
                 inc, con = _our_proofs(journal, size, 1000)
                 ours[f"inclusion proof ms, {size:,}"] = inc
                 ours[f"consistency proof ms, {size:,}"] = con
+                ours.update(_tiles_vs_export(journal, workdir, size))
                 p_inc, p_con = peer.ask(
                     op="proofs", size=size, samples=30 if size > 100_000 else 100
                 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -10,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from refusalkit.errors import KeyringError
-from refusalkit.keyring import KEYRING_SCHEMA, Keyring, default_keyring_path, resolve_keyring
+from refusalkit.keyring import (
+    KEYRING_SCHEMA,
+    Keyring,
+    default_keyring_path,
+    resolve_keyring,
+    signing_key_id,
+)
 
 
 def test_saved_keyring_is_private_and_loads_back(tmp_path: Path) -> None:
@@ -35,7 +42,28 @@ def test_rotation_keeps_old_ids_usable() -> None:
     assert rotated.redaction_active == "k2"
     assert rotated.redactor("k1").token("credential-file", "/home/u/.ssh/id_rsa") == token
     assert rotated.redactor().token("credential-file", "/home/u/.ssh/id_rsa") != token
-    assert rotated.rotate_signing().signing_active == "s2"
+    signed = rotated.rotate_signing()
+    assert set(signed.signing_keys) > set(ring.signing_keys)  # the old signing key stays
+
+
+def test_signing_key_ids_are_fingerprints_not_counters() -> None:
+    # every keyring's first key was "s1": another keyring's process looked like the same signer
+    first, second = Keyring.generate(), Keyring.generate()
+    assert first.signing_active != second.signing_active
+    for ring in (first, second, first.rotate_signing()):
+        kid = ring.signing_active
+        digest = hashlib.sha256(ring.public_key_bytes(kid)).hexdigest()
+        assert kid == "s-" + digest[:16] == signing_key_id(ring.signing_keys[kid])
+
+
+def test_keyrings_with_counter_ids_still_load_and_rotate(tmp_path: Path) -> None:
+    old = Keyring({"k1": bytes(32)}, "k1", {"s1": bytes(range(32))}, "s1")
+    path = old.save(tmp_path / "old.json")
+    loaded = Keyring.load(path)
+    assert loaded.signing_active == "s1"
+    rotated = loaded.rotate_signing()
+    assert rotated.signing_active.startswith("s-")
+    assert rotated.public_key_bytes("s1") == old.public_key_bytes("s1")
 
 
 def test_signing_key_is_ed25519() -> None:

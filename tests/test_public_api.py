@@ -31,11 +31,16 @@ PUBLIC: dict[str, list[str]] = {
         "RefusalkitError", "__version__", "compare", "enforcer", "load_pack", "open_journal",
         "require_baseline", "verify_receipt",
     ],
+    "refusalkit.approvals": [
+        "DENIAL_SCHEMA", "GRANT_SCHEMA", "Answer", "AnswerKind", "ApprovalBook", "PendingRequest",
+        "Resolution", "answer_problem", "claim_of", "needs_settling", "resolve",
+    ],
     "refusalkit.chat": [
         "Attempt", "ChatResponse", "ChatRuntime", "EndpointResponder", "EthicsPack",
         "EthicsVerdict", "Identity", "LogRefusalSink", "OtelRefusalSink", "PredicateResult",
         "RefusalSink", "Reply", "Responder", "SafetyVerdict", "ScanFinding", "ToolCall",
-        "TurnEvent", "load_ethics_pack", "read_transcript", "redact", "replay", "scan",
+        "TurnEvent", "UnreadableLine", "load_ethics_pack", "read_transcript", "redact", "replay",
+        "scan",
     ],
     "refusalkit.cli": ["app", "main"],
     "refusalkit.client": ["AsyncClient", "Client"],
@@ -49,7 +54,8 @@ PUBLIC: dict[str, list[str]] = {
         "enforcer", "fail_closed",
     ],
     "refusalkit.errors": [
-        "CalibrationError", "CalibrationSetError", "ChatError", "ComparisonError",
+        "ApprovalError", "CalibrationError", "CalibrationSetError", "ChatError", "ClaimTakenError",
+        "ComparisonError",
         "EthicsPackError", "JournalError", "KeyringError", "MissingExtraError", "PolicyError",
         "NotAReceiptError", "ProofError",
         "RefusalkitError", "RequestError", "ResponderError", "RunnerError", "SafetyPackError",
@@ -63,16 +69,19 @@ PUBLIC: dict[str, list[str]] = {
     "refusalkit.journal": [
         "Checkpoint", "CheckpointScheduler", "Cosigner", "Entry", "EquivocationError", "Evidence",
         "Journal", "JournalAccess", "NotAnExtensionError",
-        "NoteSignature", "NoteVerifier", "OpenedNote", "Receipt", "UntrustedKeyError",
-        "VerifyReport", "bundle_checkpoints", "decision_fields", "export_bundle", "leaf_hash",
+        "NoteSignature", "NoteVerifier", "OpenedNote", "Receipt", "TilesReport",
+        "UntrustedKeyError", "VerifyReport", "bundle_checkpoints", "decision_fields",
+        "export_bundle", "export_tiles", "known_origins", "leaf_hash",
         "normalise_time", "open_checkpoint", "open_journal", "open_note",
-        "parse_checkpoint_body", "parse_note", "read_checkpoint_file", "sign_if_grown",
-        "signer_state_dir",
+        "parse_checkpoint_body", "parse_note", "parse_tile_path", "read_checkpoint_file",
+        "read_tile", "sign_if_grown",
+        "signer_state_dir", "tile_path",
         "valid_key_name", "verify_bundle", "verify_consistency", "verify_inclusion",
         "verify_proof", "verify_receipt",
     ],
     "refusalkit.keyring": [
         "KEYRING_ENV", "KEYRING_SCHEMA", "Keyring", "default_keyring_path", "resolve_keyring",
+        "signing_key_id",
     ],
     "refusalkit.mcp_proxy": [
         "Bridge", "Caller", "Gate", "META_KEY", "PIN_MEMBERS", "Pin", "PinFile", "PinSet",
@@ -81,9 +90,10 @@ PUBLIC: dict[str, list[str]] = {
         "serve_stdio", "tool_digest",
     ],
     "refusalkit.model": [
-        "Action", "DECISION_SCHEMA", "Decision", "EngineRef", "PolicyRef",
-        "REASON_CODES_VERSION", "ReasonCode", "Request", "Subject", "TYPED_REFUSAL_PREFIX",
-        "WhyStep", "canonical_json", "format_timestamp", "now_utc", "parse_request", "refusal_line",
+        "Action", "Approval", "DECISION_SCHEMA", "DEFAULT_TTL_S", "Decision", "EngineRef",
+        "PolicyRef", "REASON_CODES_VERSION", "ReasonCode", "Request", "Subject",
+        "TYPED_REFUSAL_PREFIX", "WhyStep", "action_digest", "canonical_json", "format_timestamp",
+        "now_utc", "parse_duration", "parse_request", "refusal_line",
         "uuid7",
     ],
     "refusalkit.engines": [
@@ -113,6 +123,7 @@ PUBLIC: dict[str, list[str]] = {
         "AddCheckpoint", "Answer", "Cosignature", "CosignerKey", "ProofSource",
         "RequestFormatError", "Witness", "WitnessDir", "WitnessOutcome", "collect_cosignatures",
         "cosign", "make_server", "parse_cosignature", "submit", "verify_cosignatures",
+        "witnessed_sizes",
     ],
 }  # fmt: skip
 

@@ -20,7 +20,16 @@ import json
 import os
 from pathlib import Path
 
-__all__ = ["SlotFile", "write_durably"]
+__all__ = ["DamagedStateError", "SlotFile", "write_durably"]
+
+
+class DamagedStateError(Exception):
+    """Slot files exist but none holds a whole record; callers turn it into their own error
+    with the recovery that fits their state."""
+
+    def __init__(self, paths: list[str]) -> None:
+        super().__init__(f"{', '.join(paths)}: no slot passes its checksum")
+        self.paths = paths
 
 
 def write_durably(target: Path, text: str) -> None:
@@ -64,9 +73,19 @@ class SlotFile:
         return seq, body
 
     def read(self) -> str | None:
-        """The latest record written whole, or None when none was."""
+        """The latest record written whole, or None when no slot file exists at all.
+
+        Slot files that exist but of which none is whole are damage, not absence: that raises
+        ``DamagedStateError`` (fail closed), so state that guards against rollback is never
+        silently read as "never written".
+        """
         found = [slot for slot in map(self._read, self.paths) if slot is not None]
-        return max(found)[1] if found else None
+        if found:
+            return max(found)[1]
+        present = [str(path) for path in self.paths if path.exists()]
+        if present:
+            raise DamagedStateError(present)
+        return None
 
     def write(self, body: str) -> None:
         """Durably replace the record with ``body`` (one fsync; two when a slot is created)."""

@@ -13,7 +13,10 @@ prints both, never a traceback::
     │   ├── StoreError             a store that cannot be opened, or is corrupt or foreign
     │   ├── ProofError             a proof asked for sizes or indices the log does not have
     │   ├── NotAReceiptError       a file given as a receipt that is none (an error answer, say)
-    │   └── VerificationError      a proof, checkpoint or log that does not verify (first bad index)
+    │   ├── VerificationError      a proof, checkpoint or log that does not verify (first bad index)
+    │   └── ClaimTakenError        a one-time claim (an approval grant) was already used
+    ├── ApprovalError              an approval answer that may not be recorded (unknown request,
+    │                              the agent approving itself, lapsed, already answered)
     ├── ChatError
     │   ├── SafetyPackError        the fixed safety pack is missing or altered: the runtime stops
     │   ├── EthicsPackError        an ethics pack that does not validate
@@ -30,9 +33,11 @@ Decisions never raise: any error inside a decision becomes ``deny`` + ``unavaila
 from __future__ import annotations
 
 __all__ = [
+    "ApprovalError",
     "CalibrationError",
     "CalibrationSetError",
     "ChatError",
+    "ClaimTakenError",
     "ComparisonError",
     "EthicsPackError",
     "JournalError",
@@ -146,6 +151,25 @@ class VerificationError(JournalError):
     def __init__(self, message: str, *, index: int | None = None, hint: str | None = None) -> None:
         self.index = index
         super().__init__(message, hint=hint)
+
+
+class ClaimTakenError(JournalError):
+    """An append that claims something once (a grant's use) found it claimed already; nothing
+    was appended (docs/design/approvals.md)."""
+
+    default_hint = "Ask for a new approval: a grant is used once."
+
+    def __init__(self, claim: str, index: int | None, *, hint: str | None = None) -> None:
+        where = f" by the entry at journal index {index}" if index is not None else ""
+        super().__init__(f"{claim} was already claimed{where}", hint=hint)
+        self.claim = claim
+        self.index = index
+
+
+class ApprovalError(RefusalkitError):
+    """An approval answer that may not be recorded (docs/design/approvals.md)."""
+
+    default_hint = "Run `refusalkit approvals list STORE` to see the pending requests."
 
 
 class NotAReceiptError(JournalError):

@@ -4,9 +4,11 @@ A keyring file has mode 0600 and this form (``refusalkit.keyring/v1``)::
 
     {"schema": "refusalkit.keyring/v1",
      "redaction": {"active": "k1", "keys": {"k1": "<base64 32 bytes>"}},
-     "signing":   {"active": "s1", "keys": {"s1": "<base64 Ed25519 seed>"}}}
+     "signing":   {"active": "s-<16 hex>", "keys": {"s-<16 hex>": "<base64 Ed25519 seed>"}}}
 
-Rotation adds a key and makes it active; old key ids stay, so tokens and signatures made with
+A signing key's id is its fingerprint (``s-`` + 16 hex digits of SHA-256 of the public key);
+keyrings written with the older counter ids (``s1``, ``s2``) keep them. Rotation adds a key and
+makes it active; old key ids stay, so tokens and signatures made with
 them remain readable and checkable. ``--keyring PATH``, else ``REFUSALKIT_KEYRING``, else the
 default keyring in the user's data directory selects the file.
 """
@@ -14,6 +16,7 @@ default keyring in the user's data directory selects the file.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import secrets
@@ -29,7 +32,14 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from refusalkit.errors import KeyringError
 from refusalkit.redact import Redactor
 
-__all__ = ["KEYRING_ENV", "KEYRING_SCHEMA", "Keyring", "default_keyring_path", "resolve_keyring"]
+__all__ = [
+    "KEYRING_ENV",
+    "KEYRING_SCHEMA",
+    "Keyring",
+    "default_keyring_path",
+    "resolve_keyring",
+    "signing_key_id",
+]
 
 KEYRING_SCHEMA = "refusalkit.keyring/v1"
 KEYRING_ENV = "REFUSALKIT_KEYRING"
@@ -49,6 +59,15 @@ def _unb64(text: str, what: str) -> bytes:
     return raw
 
 
+def signing_key_id(seed: bytes) -> str:
+    """The id of an Ed25519 signing key: ``s-`` + the first 16 hex digits of SHA-256 of its raw
+    public key (RFC 8032 §5.1.5). A fingerprint, so two keyrings never share a signing key id
+    (counters made every keyring's first key ``s1``). Keyrings with older ids keep them."""
+    public = Ed25519PrivateKey.from_private_bytes(seed).public_key()
+    raw = public.public_bytes(Encoding.Raw, PublicFormat.Raw)
+    return "s-" + hashlib.sha256(raw).hexdigest()[:16]
+
+
 def _next_id(prefix: str, existing: dict[str, bytes]) -> str:
     numbers = [int(k[len(prefix) :]) for k in existing if k[len(prefix) :].isdigit()]
     return f"{prefix}{max(numbers, default=0) + 1}"
@@ -65,8 +84,11 @@ class Keyring:
 
     @classmethod
     def generate(cls) -> Keyring:
-        """A fresh keyring: one random redaction key ``k1`` and one Ed25519 key ``s1``."""
-        return cls({"k1": secrets.token_bytes(32)}, "k1", {"s1": secrets.token_bytes(32)}, "s1")
+        """A fresh keyring: one random redaction key ``k1`` and one Ed25519 key, whose id is
+        its fingerprint (``signing_key_id``)."""
+        seed = secrets.token_bytes(32)
+        sid = signing_key_id(seed)
+        return cls({"k1": secrets.token_bytes(32)}, "k1", {sid: seed}, sid)
 
     def redactor(self, key_id: str | None = None) -> Redactor:
         """The redactor for ``key_id`` (default: the active redaction key)."""
@@ -101,8 +123,9 @@ class Keyring:
 
     def rotate_signing(self) -> Keyring:
         """A keyring with a new active signing key; old keys stay for verification."""
-        kid = _next_id("s", self.signing_keys)
-        keys = {**self.signing_keys, kid: secrets.token_bytes(32)}
+        seed = secrets.token_bytes(32)
+        kid = signing_key_id(seed)
+        keys = {**self.signing_keys, kid: seed}
         return replace(self, signing_keys=keys, signing_active=kid)
 
     def to_dict(self) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 import refusalkit.cli
 from refusalkit.examples import example_path
-from refusalkit.keyring import Keyring
+from refusalkit.keyring import Keyring, signing_key_id
 from refusalkit.model import Decision
 
 PACK = str(example_path("agent-tools.yaml"))
@@ -174,13 +174,15 @@ def test_keys_init_rotate_show(tmp_path: Path) -> None:
     assert invoke("keys", "rotate", str(path))[0] == 0
     assert invoke("keys", "rotate", str(path), "--signing")[0] == 0
     rotated = Keyring.load(path)
-    assert (rotated.redaction_active, rotated.signing_active) == ("k2", "s2")
+    assert rotated.redaction_active == "k2"
+    assert rotated.signing_active == signing_key_id(rotated.signing_keys[rotated.signing_active])
+    assert rotated.signing_active not in ring.signing_keys
     assert rotated.redaction_keys["k1"] == ring.redaction_keys["k1"]  # old ids stay readable
     code, out, _ = invoke("keys", "show", "--json", str(path))
     assert code == 0
     info = json.loads(out)
     assert info["redaction"] == {"active": "k2", "key_ids": ["k1", "k2"]}
-    assert set(info["signing"]["public_keys"]) == {"s1", "s2"}
+    assert set(info["signing"]["public_keys"]) == set(rotated.signing_keys)
     secret_material = [*rotated.redaction_keys.values(), *rotated.signing_keys.values()]
     shown = out + invoke("keys", "show", str(path))[1]
     for raw in secret_material:

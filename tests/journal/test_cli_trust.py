@@ -7,6 +7,7 @@ told apart from tampering, and offline checks of what the service hands out (``-
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 from collections.abc import Callable
@@ -117,13 +118,25 @@ def test_bundle_extends_a_held_bundle(run: Run, store: str, tmp_path: Path) -> N
 
 def test_lost_signer_state_needs_adopt(run: Run, store: str, keyring_path: Path) -> None:
     assert run("checkpoint", store).exit_code == 0
-    for state in keyring_path.parent.glob("keyring.json.signer/*.json.*"):
+    for state in keyring_path.parent.glob("keyring.json.signer/[0-9a-f]*.json.*"):
         state.unlink()
     lost = run("checkpoint", store)
     assert lost.exit_code == 2
     assert "the signer has no state for 'example.com/log'" in lost.stderr
     assert "--adopt" in lost.stderr
     adopted = run("checkpoint", store, "--adopt")
+    assert adopted.exit_code == 0, adopted.output
+
+
+def test_lost_signer_directory_needs_the_origin_adopted_too(
+    run: Run, store: str, keyring_path: Path
+) -> None:
+    assert run("checkpoint", store).exit_code == 0
+    shutil.rmtree(keyring_path.parent / "keyring.json.signer")
+    refused = run("checkpoint", store, "--adopt")
+    assert refused.exit_code == 2
+    assert "did not create or adopt it" in refused.stderr
+    adopted = run("checkpoint", store, "--adopt", "--new-origin")
     assert adopted.exit_code == 0, adopted.output
 
 
@@ -258,3 +271,43 @@ def test_untrusted_proof_json_gets_an_error_never_a_traceback(proof: dict[str, A
         verify_proof(proof, [note], trusted)
     except (VerificationError, UsageError) as exc:
         assert exc.message  # noqa: PT017 (the point: a typed error with a message, whatever came in)
+
+
+def test_a_raw_key_needs_the_origin_it_signs_for(
+    run: Run, store: str, keyring: Keyring, keyring_path: Path, tmp_path: Path
+) -> None:
+    # one keyring serves two journals (as the tour's do): a raw key alone vouches for both
+    other = str(tmp_path / "other.db")
+    lines = _lines(0, 3)
+    assert run("append", other, "-", "--origin", "example.com/other", stdin=lines).exit_code == 0
+    with open_journal(other, keyring, signer_state=tmp_path / "keyring.json.signer") as journal:
+        found = journal.receipt(1)
+    receipt = tmp_path / "other-receipt.json"
+    receipt.write_text(json.dumps(found.to_dict()))
+    raw = base64.b64encode(keyring.public_key_bytes()).decode("ascii")
+    bare = run("verify", "--receipt", str(receipt), "--public-key", raw)
+    assert bare.exit_code == 2, bare.output
+    assert "pass --origin ORIGIN" in bare.stderr
+    wrong = run("verify", "--receipt", str(receipt), "--public-key", raw, "--origin", ORIGIN)
+    assert wrong.exit_code == 1, wrong.output
+    right = run(
+        "verify", "--receipt", str(receipt), "--public-key", raw, "--origin", "example.com/other"
+    )
+    assert right.exit_code == 0, right.output
+    # with the keyring, its keys are named by the origins it created: both journals verify
+    assert run("verify", store).exit_code == 0
+    assert run("verify", other).exit_code == 0
+    assert run("verify", "--receipt", str(receipt)).exit_code == 0
+
+
+def test_created_a_new_keyring_only_when_one_was_created(
+    tmp_path: Path, keyring_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REFUSALKIT_KEYRING", str(keyring_path))
+    assert not default_keyring_path().exists()
+    made = CliRunner().invoke(
+        app, ["journal", "append", str(tmp_path / "j.db"), "-"], input=_lines(0, 1)
+    )
+    assert made.exit_code == 0, made.output
+    assert "created a new keyring" not in made.output
+    assert not default_keyring_path().exists()

@@ -179,13 +179,17 @@ def test_origin_mismatch_and_wrong_keyring(
     with pytest.raises(StoreError, match=r"example\.com/a"):
         open_journal(store_url, keyring, origin="example.com/b")
     stranger = Keyring.generate()
+    mine = NoteVerifier.for_key("example.com/a", keyring.public_key_bytes()).key_id
+    theirs = NoteVerifier.for_key("example.com/a", stranger.public_key_bytes()).key_id
     with open_journal(store_url, stranger) as journal:
-        with pytest.raises(KeyringError, match="none of the keys"):
-            journal.checkpoint()
+        for act in (journal.checkpoint, lambda: journal.append([decision(1)])):
+            with pytest.raises(KeyringError, match="is not the key that signed") as refused:
+                act()
+            assert f"example.com/a+{mine:08x}" in refused.value.message
+            assert f"example.com/a+{theirs:08x}" in refused.value.message
+        assert journal.size() == 1  # the other keyring appended nothing
         with pytest.raises(UntrustedKeyError) as failed:
             journal.verify()
-        mine = NoteVerifier.for_key("example.com/a", keyring.public_key_bytes()).key_id
-        theirs = NoteVerifier.for_key("example.com/a", stranger.public_key_bytes()).key_id
         assert failed.value.message == (
             "checkpoint #1 is signed by a key you did not pass: signed by "
             f"example.com/a+{mine:08x}; you passed example.com/a+{theirs:08x}"

@@ -30,7 +30,7 @@ from refusalkit.journal import (
     parse_note,
 )
 from refusalkit.journal._records import FIELDS, index_fields
-from refusalkit.journal._signer import SignerState
+from refusalkit.journal._signer_state import SignerState
 from refusalkit.journal._store import plan_nodes
 from refusalkit.keyring import Keyring
 from refusalkit.model import canonical_json
@@ -222,8 +222,11 @@ def test_missing_signer_state_needs_adopt(
 ) -> None:
     fresh = tmp_path / "elsewhere.signer"
     with open_journal(store_url, keyring, signer_state=fresh) as j:
+        with pytest.raises(StoreError, match="did not create or adopt it") as e:
+            j.checkpoint(adopt=True)  # a signer directory without the origin: adopt it first
+        assert "--new-origin" in (e.value.hint or "")
         with pytest.raises(StoreError, match="the store says this journal was signed before") as e:
-            j.checkpoint()
+            j.checkpoint(new_origin=True)
         assert "--adopt" in (e.value.hint or "")
         assert j.checkpoint(adopt=True) == signed
     [state] = [SignerState(fresh, ORIGIN_OF_SIGNED)]
@@ -243,7 +246,7 @@ def test_compromised_signer_with_fresh_state_leaves_evidence(
     _forge(raw_sql, _edited(decision, 2))
     _wipe_signatures(raw_sql, store_url)
     with open_journal(store_url, keyring, signer_state=tmp_path / "fresh.signer") as j:
-        forged = j.checkpoint()  # the key holder signs the fork: nothing in the store stops it
+        forged = j.checkpoint(new_origin=True)  # the key holder signs the fork on purpose
         with pytest.raises(EquivocationError) as caught:
             j.verify(anchors=[("held", signed)])
     evidence = caught.value.evidence
@@ -275,3 +278,104 @@ def test_slot_file_survives_a_torn_write(tmp_path: Path) -> None:
     assert slots.read() == "third"
     newest.write_text(newest.read_text().replace("third", "thirD"))  # a flipped byte
     assert slots.read() == "first"
+
+
+# The side doors around those checks: each attack as its finding describes it, through SQL on the
+# store and the CLI an operator runs.
+
+
+def _cli(*args: str) -> Any:
+    from typer.testing import CliRunner  # noqa: PLC0415
+
+    from refusalkit.cli import app  # noqa: PLC0415
+
+    return CliRunner().invoke(app, list(args))
+
+
+def test_store_rebuilt_under_a_look_alike_origin_gets_no_signature(
+    signed: str,
+    store_url: str,
+    keyring: Keyring,
+    keyring_path: Path,
+    state: Path,
+    raw_sql: SqlRunner,
+    decision: DecisionMaker,
+) -> None:
+    # the store holder flips one deny to allow, renames the log to a look-alike origin and
+    # deletes the checkpoints and the key record: to the signer, a log it never signed
+    _forge(raw_sql, _edited(decision, 3))
+    raw_sql("UPDATE journal_meta SET value = ? WHERE key = 'origin'", "example.com/1og")
+    _wipe_signatures(raw_sql, store_url)
+    with open_journal(store_url, keyring, signer_state=state) as j:
+        with pytest.raises(StoreError, match=r"'example\.com/1og': this keyring") as e:
+            j.checkpoint()
+        assert "its origins: 'example.com/log'" in e.value.message
+        assert "--new-origin" in (e.value.hint or "")
+        assert j.latest_checkpoint() is None
+    signing = _cli("journal", "checkpoint", store_url, "--keyring", str(keyring_path))
+    assert signing.exit_code == 2, signing.output
+    verifying = _cli("journal", "verify", store_url, "--keyring", str(keyring_path))
+    assert verifying.exit_code == 1, verifying.output
+    assert "origin 'example.com/1og' is not one this keyring created or adopted" in (
+        verifying.output
+    )
+
+
+def test_damaged_signer_state_fails_closed_until_adopted(
+    signed: str,
+    store_url: str,
+    keyring: Keyring,
+    keyring_path: Path,
+    state: Path,
+    raw_sql: SqlRunner,
+    decision: DecisionMaker,
+) -> None:
+    slots = SlotFile(SignerState(state, ORIGIN_OF_SIGNED).path).paths
+    for slot in slots:  # every slot fails its checksum
+        slot.write_text(
+            slot.read_text().replace('"seq"', '"seq" ', 1).replace("example", "exampl3")
+        )
+    _forge(raw_sql, _edited(decision, 3))
+    _wipe_signatures(raw_sql, store_url)  # the fork looks never signed, to the store
+    with open_journal(store_url, keyring, signer_state=state) as j:
+        with pytest.raises(StoreError, match="the signer state is damaged") as e:
+            j.checkpoint()
+        assert "--adopt" in (e.value.hint or "")
+        assert j.latest_checkpoint() is None
+    signing = _cli("journal", "checkpoint", store_url, "--keyring", str(keyring_path))
+    assert signing.exit_code == 2
+    assert "the signer state is damaged" in signing.output
+
+
+def test_damaged_signer_state_is_recovered_by_adopt(
+    signed: str, store_url: str, keyring: Keyring, state: Path
+) -> None:
+    for slot in SlotFile(SignerState(state, ORIGIN_OF_SIGNED).path).paths:
+        slot.write_bytes(slot.read_bytes()[:30])
+    with open_journal(store_url, keyring, signer_state=state) as j:
+        with pytest.raises(StoreError, match="damaged"):
+            j.checkpoint()
+        assert j.checkpoint(adopt=True) == signed  # after a full verify, the store's latest
+    remembered = SignerState(state, ORIGIN_OF_SIGNED).load()
+    assert remembered is not None
+    assert remembered[1] == signed
+
+
+def test_another_keyring_is_refused_at_the_first_append(
+    signed: str, store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an MCP client launching a process with a trimmed environment: another keyring
+    other = Keyring.generate().save(tmp_path / "other" / "keyring.json")
+    monkeypatch.setenv("REFUSALKIT_KEYRING", str(other))
+    line = json.dumps({"schema": "t/v1", "n": 1}) + "\n"
+    from typer.testing import CliRunner  # noqa: PLC0415
+
+    from refusalkit.cli import app  # noqa: PLC0415
+
+    appended = CliRunner().invoke(app, ["journal", "append", store_url, "-"], input=line)
+    assert appended.exit_code == 2, appended.output
+    assert "is not the key that signed journal 'example.com/log'" in appended.output
+    mine = open_journal(store_url, Keyring.load(other), create=False)
+    with mine as j:
+        assert j.size() == N
+    assert "created a new keyring" not in appended.output  # none was created

@@ -34,6 +34,9 @@ EXPECTED_PATHS = {
     "/metrics",
     "/v1/admin/reload",
     "/v1/admin/journal/checkpoint",
+    "/v1/approvals",
+    "/v1/approvals/{request_id}/grant",
+    "/v1/approvals/{request_id}/deny",
 }
 
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from svc_helpers import Deployment, ServerProcess, denied_request, wait_for
 
-from refusalkit.journal import NoteVerifier, open_journal, parse_note
+from refusalkit.journal import NoteVerifier, open_journal, parse_note, signer_state_dir
 from refusalkit.witness import CosignerKey, WitnessDir, verify_cosignatures
 from support.witnesses import WitnessProcess
 
@@ -77,13 +77,18 @@ def test_the_service_has_its_checkpoints_witnessed(
     deployment: Deployment, start_server: Start, tmp_path: Path
 ) -> None:
     directory = WitnessDir.init(tmp_path / "w1", "witness.example/w1")
-    with open_journal(deployment.journal, deployment.keyring, origin="example.com/svc") as journal:
+    state = signer_state_dir(deployment.keyring_path)  # created with the keyring's signer state
+    with open_journal(
+        deployment.journal, deployment.keyring, origin="example.com/svc", signer_state=state
+    ) as journal:
         vkey = NoteVerifier.for_key(journal.origin, deployment.keyring.public_key_bytes()).vkey
     directory.add_log("example.com/svc", vkey)
     witness = WitnessProcess(directory.root).start()
     try:
         server = start_server(
-            deployment.server("--checkpoint-every", "0.2", "--witness", witness.url)
+            deployment.server(
+                "--checkpoint-every", "0.2", "--witness", witness.url, "--witness-key", witness.vkey
+            )
         )
         _decide(server, deployment, 5)
         trusted = [CosignerKey.parse(witness.vkey)]

@@ -111,3 +111,15 @@ def test_malformed_time_windows_are_422(
     response = client.get(f"{path}?{query}", headers=dep.keys.header("read"))
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "invalid-request"
+
+
+@pytest.mark.parametrize(
+    "query", ["since=0999-12-31", "since=0001-01-01", "since=0001-01-01T00:30:00%2B01:00",
+              "until=9999-12-31", "since=0042-01-01&until=0042-12-31"],
+)  # fmt: skip
+@pytest.mark.parametrize("path", ["/v1/stats", "/v1/decisions"])
+def test_every_year_from_0001_to_9999_is_a_window(
+    client: TestClient, dep: Deployment, path: str, query: str
+) -> None:
+    response = client.get(f"{path}?{query}", headers=dep.keys.header("read"))
+    assert response.status_code == 200, response.text

@@ -31,13 +31,13 @@ class WitnessProcess:
     def vkey(self) -> str:
         return WitnessDir(self.directory).cosigner_key().vkey
 
-    def start(self, timeout: float = 20.0) -> WitnessProcess:
+    def start(self, timeout: float = 20.0, *options: str) -> WitnessProcess:
         self.proc = subprocess.Popen(
             [
                 sys.executable,
                 "-c",
                 "from refusalkit.cli import main; main()",
-                *("witness", "serve", str(self.directory), "--port", "0"),
+                *("witness", "serve", str(self.directory), "--port", "0", *options),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

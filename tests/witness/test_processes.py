@@ -80,26 +80,29 @@ def test_witnessed_log_meets_its_quorum_in_store_and_bundle(
     w1 = witnesses("w1")
     _grow(run, store, 0, 5)
     _accept(run, w1, store)
-    done = run("journal", "witness", store, "--witness", w1.url)
+    done = run("journal", "witness", store, "--witness", w1.url, "--witness-key", w1.vkey)
     assert done.exit_code == 0, done.output
     assert f"cosigned {w1.url}: witness.example/w1" in done.stdout
     _grow(run, store, 5, 9)
     unwitnessed = run("journal", "verify", store, "--witness-key", w1.vkey)
     assert unwitnessed.exit_code == 1
-    assert "has 0 valid cosignature(s) from the 1 witness key(s) you passed; the quorum is 1" in (
+    assert "witnessed up to 5 of 9 entries: the head checkpoint (size 9) has 0 valid" in (
         unwitnessed.output
     )
-    assert run("journal", "witness", store, "--witness", w1.url).exit_code == 0  # 409, then proof
+    assert (
+        run("journal", "witness", store, "--witness", w1.url, "--witness-key", w1.vkey).exit_code
+        == 0
+    )  # 409, then proof
     ok = run("journal", "verify", store, "--witness-key", w1.vkey, "--quorum", "1")
     assert ok.exit_code == 0, ok.output
-    assert "cosigned by: witness.example/w1" in ok.stdout
+    assert "witnessed up to 9 of 9 entries; cosigned by: witness.example/w1" in ok.stdout
     bundle = tmp_path / "audit.json"
     assert run("journal", "export", store, "--out", str(bundle)).exit_code == 0
     carried = run("journal", "verify", "--bundle", str(bundle), "--witness-key", w1.vkey)
     assert carried.exit_code == 0, carried.output
     two = run("journal", "verify", store, "--witness-key", w1.vkey, "--quorum", "2")
     assert two.exit_code == 2
-    assert "a quorum of 2 needs at least 2 --witness-key keys" in two.output
+    assert "a quorum of 2 needs at least 2 distinct witness keys" in two.output
 
 
 def test_sigkill_between_requests_loses_nothing(
@@ -111,7 +114,12 @@ def test_sigkill_between_requests_loses_nothing(
     _accept(run, witness, store)
     for round_ in range(4):
         note = _grow(run, store, 2 + 3 * round_, 5 + 3 * round_) if round_ else None
-        assert run("journal", "witness", store, "--witness", witness.url).exit_code == 0
+        assert (
+            run(
+                "journal", "witness", store, "--witness", witness.url, "--witness-key", witness.vkey
+            ).exit_code
+            == 0
+        )
         witness.kill()  # SIGKILL, right after it answered
         witness.start()
         size = 2 if note is None else int(parse_note(note)[0].split("\n")[1])
@@ -160,16 +168,43 @@ def test_compromised_signer_fork_is_refused_by_every_witness(
     honest = _grow(run, store, 0, 6)
     for w in (w1, w2):
         _accept(run, w, store)
-    assert run("journal", "witness", store, "--witness", w1.url, "--witness", w2.url).exit_code == 0
+    assert (
+        run(
+            "journal",
+            "witness",
+            store,
+            "--witness",
+            w1.url,
+            "--witness-key",
+            w1.vkey,
+            "--witness",
+            w2.url,
+            "--witness-key",
+            w2.vkey,
+        ).exit_code
+        == 0
+    )
     # the key holder forks the log and signs it with a fresh signer state
     _forge(store, keyring, 6)
     stolen = tmp_path / "stolen" / "keyring.json"
     stolen.parent.mkdir()
     shutil.copy(keyring_path, stolen)
-    forged = run("journal", "checkpoint", store, keyring=stolen)
+    forged = run("journal", "checkpoint", store, "--new-origin", keyring=stolen)
     assert forged.exit_code == 0, forged.output
     assert forged.stdout != honest
-    refused = run("journal", "witness", store, "--witness", w1.url, "--witness", w2.url)
+    refused = run(
+        "journal",
+        "witness",
+        store,
+        "--witness",
+        w1.url,
+        "--witness-key",
+        w1.vkey,
+        "--witness",
+        w2.url,
+        "--witness-key",
+        w2.vkey,
+    )
     assert refused.exit_code == 1
     assert "no witness cosigned the latest checkpoint" in refused.output
     assert refused.output.count("422: not consistent with the size-6 checkpoint cosigned") == 2
@@ -186,7 +221,7 @@ def test_compromised_signer_fork_is_refused_by_every_witness(
         keyring=stolen,
     )
     assert fails.exit_code == 1
-    assert "has 0 valid cosignature(s) from the 2 witness key(s)" in fails.output
+    assert "the head checkpoint (size 6) has 0 valid cosignature(s)" in fails.output
     # an examiner holding the honest checkpoint gets printed evidence of the equivocation
     held = tmp_path / "held.note"
     held.write_text(honest)

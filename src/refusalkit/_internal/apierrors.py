@@ -24,6 +24,7 @@ class ErrorCode(enum.StrEnum):
     BATCH_TOO_LARGE = "batch-too-large"
     INVALID_REQUEST = "invalid-request"
     NOT_FOUND = "not-found"
+    APPROVAL_REFUSED = "approval-refused"
     METHOD_NOT_ALLOWED = "method-not-allowed"
     PROOF_UNAVAILABLE = "proof-unavailable"
     PACK_REJECTED = "pack-rejected"

@@ -35,10 +35,12 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 class Scope(enum.StrEnum):
-    """What a key may do: ``decide`` (POST decisions), ``read`` (journal, stats, UI), ``admin``."""
+    """What a key may do: ``decide`` (POST decisions), ``read`` (journal, stats, UI), ``approve``
+    (list, grant and deny requests for approval), ``admin``."""
 
     DECIDE = "decide"
     READ = "read"
+    APPROVE = "approve"
     ADMIN = "admin"
 
 

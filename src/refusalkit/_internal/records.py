@@ -19,6 +19,7 @@ from refusalkit._bounded import BoundedCache
 from refusalkit.model import (
     DECISION_SCHEMA,
     Action,
+    Approval,
     Decision,
     EngineRef,
     PolicyRef,
@@ -49,9 +50,10 @@ def _setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any], No
 ))  # fmt: skip
 
 (_d_id, _d_action, _d_code, _d_rule, _d_message, _d_trail, _d_policy, _d_engine, _d_subject,
- _d_digest, _d_at, _d_version, _d_schema) = _setters(Decision, (
+ _d_digest, _d_at, _d_version, _d_schema, _d_approval) = _setters(Decision, (
     "decision_id", "action", "reason_code", "matched_rule", "message", "why_trail", "policy",
     "engine", "subject", "request_digest", "decided_at", "reason_codes_version", "schema",
+    "approval",
 ))  # fmt: skip
 
 
@@ -107,6 +109,7 @@ def make_decision(  # noqa: PLR0917 (mirrors Decision's positional fields)
     subject: Subject,
     request_digest: str,
     decided_at: str,
+    approval: Approval | None = None,
 ) -> Decision:
     """A ``Decision`` (same result as ``Decision(...)``, which derives ``reason_codes_version``
     from the code); ``ValueError`` for a refusal without a code or an allow with one."""
@@ -126,6 +129,7 @@ def make_decision(  # noqa: PLR0917 (mirrors Decision's positional fields)
     _d_at(out, decided_at)
     _d_version(out, _VERSION[reason_code])
     _d_schema(out, DECISION_SCHEMA)
+    _d_approval(out, approval)
     return out  # type: ignore[no-any-return]
 
 

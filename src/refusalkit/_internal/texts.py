@@ -26,9 +26,10 @@ MESSAGES: dict[str, str] = {
     "@request": "The request is malformed; fix it before sending it again.",
     "filter": "The request's text was rejected by an input filter.",
     "rule": "A policy rule refused this request.",
+    "approval": "This action needs a person's approval; ask an approver, then retry the same call.",
 }
 """The message of a decision by each stage (``filter``: any input filter, ``rule``: a rule
-that gives none of its own)."""
+that gives none of its own, ``approval``: a require-approval rule that gives none)."""
 
 STAGE_CODES: dict[str, tuple[Action, ReasonCode]] = {
     "@attestation": (Action.DENY, ReasonCode.ATTESTATION_FAILED),

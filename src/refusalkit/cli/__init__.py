@@ -7,6 +7,7 @@ Verbs live in one module per part (``_decide``, ``_journal``, ``_chat``, ``_cali
 from __future__ import annotations
 
 from refusalkit.cli import (  # noqa: F401 (each module registers its verbs)
+    _approvals,
     _calibrate,
     _chat,
     _decide,

@@ -77,7 +77,11 @@ def report_error(exc: RefusalkitError) -> None:
 
 def load_keyring(path: Path | None) -> Keyring:
     """The keyring the user chose, or the default one (created on first use, with a notice)."""
-    created = path is None and not default_keyring_path().exists()
+    # only the default keyring is ever created, and only when neither --keyring nor
+    # $REFUSALKIT_KEYRING names another file
+    created = (
+        path is None and not os.environ.get(KEYRING_ENV) and not default_keyring_path().exists()
+    )
     ring, where = resolve_keyring(path, create=True)
     if created:
         err_console.print(f"created a new keyring at {where} (mode 0600)")

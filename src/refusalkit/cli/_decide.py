@@ -42,6 +42,7 @@ from refusalkit.decide import (
 )
 from refusalkit.errors import UsageError
 from refusalkit.journal import Journal
+from refusalkit.keyring import Keyring
 from refusalkit.model import REASON_CODES_VERSION, Action, Decision, ReasonCode
 
 __all__ = ["PolicyOption", "decide_command"]
@@ -163,7 +164,7 @@ def decide_command(
                     emit(number, decision)
             else:
                 with open_signing_journal(journal, ring, keyring) as log:
-                    _decide_journaled(decide(lines), log, emit)
+                    _decide_journaled(decide(lines), log, emit, ring)
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, like cat does
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -208,7 +209,9 @@ def _emitter(explain_trails: bool, out: IO[str]) -> Emit:
     return emit
 
 
-def _decide_journaled(decided: Iterator[tuple[int, Decision]], log: Journal, emit: Emit) -> None:
+def _decide_journaled(
+    decided: Iterator[tuple[int, Decision]], log: Journal, emit: Emit, ring: Keyring
+) -> None:
     """Append decisions in batches (at most 1,000, or 0.2 s old), print each once durable.
 
     Ends with a signed checkpoint covering everything appended, reported on stderr.
@@ -221,24 +224,45 @@ def _decide_journaled(decided: Iterator[tuple[int, Decision]], log: Journal, emi
             started = time.monotonic()
         batch.append(item)
         if len(batch) >= JOURNAL_BATCH or time.monotonic() - started > JOURNAL_LATENCY_S:
-            appended += _flush(batch, log, emit)
-    appended += _flush(batch, log, emit)
+            appended += _flush(batch, log, emit, ring)
+    appended += _flush(batch, log, emit, ring)
     log.checkpoint()
     err_console.print(
         f"journaled {appended} decisions; {log.size()} entries, checkpoint signed", markup=False
     )
 
 
-def _flush(batch: list[tuple[int, Decision]], log: Journal, emit: Emit) -> int:
+def _flush(batch: list[tuple[int, Decision]], log: Journal, emit: Emit, ring: Keyring) -> int:
     if not batch:
         return 0
-    log.append([decision.to_dict() for _, decision in batch])
+    if any(d.approval is not None for _, d in batch):
+        _flush_settling(batch, log, ring)
+    else:
+        log.append([decision.to_dict() for _, decision in batch])
     for number, decision in batch:
         emit(number, decision)
     sys.stdout.flush()
     count = len(batch)
     batch.clear()
     return count
+
+
+def _flush_settling(batch: list[tuple[int, Decision]], log: Journal, ring: Keyring) -> None:
+    """Append a batch in order, each request for approval settled against the journal's grants
+    (docs/approvals.md): it becomes the allow that uses a grant, or stays refused, saying why.
+    Settled decisions replace theirs in ``batch``, so what is printed is what was journaled."""
+    from refusalkit.approvals import ApprovalBook, needs_settling  # noqa: PLC0415 (rare)
+
+    book = ApprovalBook(log, ring)
+    run: list[Decision] = []
+    for position, (number, decision) in enumerate(batch):
+        if not needs_settling(decision):
+            run.append(decision)
+            continue
+        log.append([d.to_dict() for d in run])
+        run = []
+        batch[position] = (number, book.append_settled(decision)[0])
+    log.append([d.to_dict() for d in run])
 
 
 @app.command("codes")

@@ -8,7 +8,9 @@ exits 0 only when every check passes, else 1 naming the first bad index.
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,6 +30,7 @@ from refusalkit.cli._common import (
     open_signing_journal,
     out_console,
 )
+from refusalkit.cli._witness import witness_targets
 from refusalkit.errors import KeyringError, NotAReceiptError, UsageError, VerificationError
 from refusalkit.journal import (
     EquivocationError,
@@ -38,6 +41,7 @@ from refusalkit.journal import (
     VerifyReport,
     bundle_checkpoints,
     export_bundle,
+    known_origins,
     normalise_time,
     open_journal,
     parse_checkpoint_body,
@@ -77,6 +81,7 @@ OriginOption = Annotated[
     ),
 ]
 _BATCH = 1000
+_VKEY = re.compile(r"[^+\s]+\+[0-9a-f]{8}\+")
 _TIME_HELP = "RFC 3339 time (Z or an offset) or a date YYYY-MM-DD (UTC), inclusive."
 
 
@@ -156,15 +161,24 @@ def checkpoint_cmd(
             "and adopt its latest checkpoint.",
         ),
     ] = False,
+    new_origin: Annotated[
+        bool,
+        typer.Option(
+            "--new-origin",
+            help="Adopt the store's origin for this keyring (a journal it did not create, or "
+            "its signer state is lost): check the origin character by character first.",
+        ),
+    ] = False,
     keyring: KeyringOption = None,
 ) -> None:
     """Sign a checkpoint for the current size and print it (a C2SP signed note).
 
-    Signs only when the store's tree extends the last checkpoint this keyring signed for the log
-    (its signer state, beside the keyring); otherwise signs nothing and exits 1.
+    Signs only an origin this keyring created or adopted, and only when the store's tree extends
+    the last checkpoint this keyring signed for the log (its signer state, beside the keyring);
+    otherwise signs nothing and exits 1 (2 for a missing or damaged state).
     """
     with _open(store, keyring, origin) as journal:
-        note = journal.checkpoint(adopt=adopt)
+        note = journal.checkpoint(adopt=adopt, new_origin=new_origin)
     if out is not None:
         write_durably(out, note)
     typer.echo(note, nl=False)
@@ -200,29 +214,89 @@ def prove_consistency(
         _emit(journal.consistency_proof(old, new))
 
 
-def _trusted(public_keys: list[str], keyring: Path | None) -> list[NoteVerifier]:
-    """What ``verify`` trusts: ``--public-key`` keys, else the keyring's public keys.
+def _parse_key(text: str, origin: str | None) -> NoteVerifier:
+    """A ``--public-key``: a verifier key ``NAME+ID+BASE64`` names its log; a raw key (base64
+    of 32 bytes) does not, so it needs ``--origin`` (a raw key alone would trust any origin)."""
+    if _VKEY.match(text.strip()):
+        return NoteVerifier.parse(text)
+    try:
+        raw = base64.b64decode(text.strip(), validate=True)
+    except ValueError:
+        raw = b""
+    if len(raw) != 32:
+        return NoteVerifier.parse(text)  # names what is wrong with it as a verifier key
+    if origin is None:
+        raise UsageError(
+            "a raw public key does not say which log it signs: pass --origin ORIGIN with it",
+            hint="Or pass the verifier key NAME+ID+BASE64 that `refusalkit journal public-key` "
+            "prints, which names the origin.",
+        )
+    return NoteVerifier.for_key(origin, raw)
+
+
+def _trusted(
+    public_keys: list[str], keyring: Path | None, origin: str | None = None
+) -> list[NoteVerifier]:
+    """What ``verify`` trusts: ``--public-key`` keys, else the keyring's public keys, named by
+    the origins the keyring created or adopted (``--origin``: that one), never by what the
+    store or bundle being checked says.
 
     The keyring is looked up as elsewhere (``--keyring``, ``$REFUSALKIT_KEYRING``, the default
-    one) but never created: a new keyring could vouch for nothing. Keyring keys come back with
-    an empty name: the caller names them after the log's origin.
+    one) but never created: a new keyring could vouch for nothing.
     """
     if public_keys:
-        return [NoteVerifier.parse(k) for k in public_keys]
+        return [_parse_key(k, origin) for k in public_keys]
     try:
-        ring, _ = resolve_keyring(keyring, create=False)
+        ring, where = resolve_keyring(keyring, create=False)
     except KeyringError as exc:
         raise VerificationError(
             "no trusted key: give --public-key, or a keyring holding the log's signing key",
             hint="Pass the verifier key you got from the log's operator: "
             "--public-key NAME+ID+BASE64.",
         ) from exc
-    return [NoteVerifier("", 0, ring.public_key_bytes(kid)) for kid in ring.signing_keys]
+    names = [origin] if origin is not None else _known_origins(where)
+    return [
+        NoteVerifier.for_key(name, ring.public_key_bytes(kid))
+        for name in names
+        for kid in ring.signing_keys
+    ]
 
 
-def _named(keys: list[NoteVerifier], origin: str) -> list[NoteVerifier]:
-    """Keyring keys (no name yet) under the log's origin, the key name its checkpoints use."""
-    return [k if k.name else NoteVerifier.for_key(origin, k.public_key) for k in keys]
+def _known_origins(keyring: Path) -> list[str]:
+    return list(known_origins(keyring))
+
+
+def _for_store(journal: Journal, trusted: list[NoteVerifier]) -> list[NoteVerifier]:
+    """The keyring's keys for checking ``journal`` (see ``_for_log``)."""
+    return _for_log(journal.origin, journal.checkpoints(), trusted)
+
+
+def _for_log(origin: str, notes: list[str], trusted: list[NoteVerifier]) -> list[NoteVerifier]:
+    """The keyring's keys for checking a log of ``origin``: under the origins the keyring knows.
+    A log of another origin is refused when it is unsigned or this keyring's key signed it (a
+    look-alike rebuilt from the store, or a log nobody adopted); one signed only by other keys is
+    checked under its own origin, so the mismatch is reported as a key mismatch, naming both
+    key IDs."""
+    if origin in {v.name for v in trusted}:
+        return trusted
+    mine = {NoteVerifier.for_key(origin, v.public_key) for v in trusted}
+    ids = {(v.name, v.key_id) for v in mine}
+    signed = [(s.name, s.key_id) for note in notes for s in parse_note(note)[1]]
+    if not notes or not mine or ids & set(signed):
+        _require_known(origin, trusted)
+    return sorted(mine, key=lambda v: v.key_id)
+
+
+def _require_known(origin: str, trusted: list[NoteVerifier]) -> None:
+    """A log checked with the keyring must be of an origin the keyring vouches for."""
+    names = sorted({v.name for v in trusted})
+    if origin not in names:
+        raise VerificationError(
+            f"the log's origin {origin!r} is not one this keyring created or adopted "
+            f"({', '.join(repr(n) for n in names) or 'none'})",
+            hint="A store rebuilt under a look-alike origin looks like this: compare the origin "
+            "character by character. If the log is yours, pass --origin ORIGIN.",
+        )
 
 
 def _anchors(files: list[Path]) -> list[tuple[str, str]]:
@@ -262,48 +336,77 @@ def _signer_anchor(journal: Journal) -> list[tuple[str, str]]:
 
 
 def _check_store(
-    store: str, keyring: Path | None, keys: list[str], anchors: list[tuple[str, str]]
-) -> tuple[VerifyReport, str | None]:
+    store: str,
+    keyring: Path | None,
+    keys: list[str],
+    anchors: list[tuple[str, str]],
+    origin: str | None,
+) -> VerifyReport:
     if keys:  # an examiner with the log's key needs no keyring, and none is created
         with open_journal(store, Keyring.generate(), create=False) as journal:
-            trusted = _named(_trusted(keys, keyring), journal.origin)
-            report = _verify_store(journal, anchors=anchors, trusted=trusted)
-            return report, journal.latest_checkpoint()
+            trusted = _trusted(keys, keyring, origin)
+            return _verify_store(journal, anchors=anchors, trusted=trusted)
+    trusted = _trusted(keys, keyring, origin)
     with _open(store, keyring) as journal:
-        trusted = _named(_trusted(keys, keyring), journal.origin)
-        report = _verify_store(
-            journal, anchors=[*anchors, *_signer_anchor(journal)], trusted=trusted
-        )
-        return report, journal.latest_checkpoint()
+        trusted = _for_store(journal, _all_names(trusted, keyring))
+        return _verify_store(journal, anchors=[*anchors, *_signer_anchor(journal)], trusted=trusted)
 
 
 def _check_bundle(
-    bundle: Path, keyring: Path | None, keys: list[str], anchors: list[tuple[str, str]]
-) -> tuple[VerifyReport, str | None]:
-    trusted = _trusted(keys, keyring)
-    pinned = {"trusted": trusted} if keys else {"public_keys": [k.public_key for k in trusted]}
-    report = verify_bundle(bundle, anchors=anchors, **pinned)
-    notes = bundle_checkpoints(bundle)
-    return report, notes[-1] if notes else None
+    bundle: Path,
+    keyring: Path | None,
+    keys: list[str],
+    anchors: list[tuple[str, str]],
+    origin: str | None,
+) -> VerifyReport:
+    trusted = _trusted(keys, keyring, origin)
+    if not keys:  # the keyring's keys, named by its origins, never by the bundle's own say
+        notes, every = bundle_checkpoints(bundle), _all_names(trusted, keyring)
+        if notes:
+            named = parse_checkpoint_body(parse_note(notes[0])[0]).origin
+            trusted = _for_log(named, notes, every)
+        elif not trusted:  # nothing signed to name keys by: any name fails the bundle as unsigned
+            trusted = [NoteVerifier.for_key("refusalkit.invalid/none", k.public_key) for k in every]
+    return verify_bundle(bundle, anchors=anchors, trusted=trusted)
 
 
-def _check_quorum(note: str | None, witness_keys: list[str], quorum: int | None) -> str:
-    """``quorum`` valid cosignatures by ``witness_keys`` on the latest checkpoint, else exit 1."""
-    from refusalkit.witness import CosignerKey, verify_cosignatures  # noqa: PLC0415
+def _all_names(trusted: list[NoteVerifier], keyring: Path | None) -> list[NoteVerifier]:
+    """``trusted``, or when the keyring knows no origin yet, its keys under no name (so a key
+    mismatch can still be told apart)."""
+    if trusted:
+        return trusted
+    ring, _ = resolve_keyring(keyring, create=False)
+    return [NoteVerifier("", 0, ring.public_key_bytes(kid)) for kid in ring.signing_keys]
+
+
+def _check_quorum(report: VerifyReport, witness_keys: list[str], quorum: int | None) -> str:
+    """``quorum`` distinct witness public keys cosigning the head checkpoint (the largest
+    verified: the one that covers what was verified), else exit 1. Returns what to print:
+    the cosigners and how much of the log the witnesses cover."""
+    from refusalkit.witness import CosignerKey, witnessed_sizes  # noqa: PLC0415
 
     keys = [CosignerKey.parse(k) for k in witness_keys]
     need = quorum if quorum is not None else 1
-    if need > len(keys):
-        raise UsageError(f"a quorum of {need} needs at least {need} --witness-key keys")
-    found = verify_cosignatures(note, keys) if note else []
-    if len(found) < need:
-        raise VerificationError(
-            f"the latest checkpoint has {len(found)} valid cosignature(s) from the "
-            f"{len(keys)} witness key(s) you passed; the quorum is {need}",
-            hint="Honest witnesses never cosign a fork. If the log is honest, have the checkpoint "
-            "witnessed: `refusalkit journal witness STORE --witness URL`.",
+    distinct = len({k.public_key for k in keys})
+    if need > distinct:
+        raise UsageError(
+            f"a quorum of {need} needs at least {need} distinct witness keys; "
+            f"--witness-key gave {distinct}"
         )
-    return ", ".join(sorted(c.name for c in found))
+    by_size = witnessed_sizes(report.checkpoint_notes, keys)
+    head = max((size for size, _ in by_size), default=0)
+    at_head = next((names for size, names in by_size if size == head), ())
+    covered = max((size for size, names in by_size if len(names) >= need), default=0)
+    coverage = f"witnessed up to {covered} of {report.size} entries"
+    if len(at_head) < need:
+        raise VerificationError(
+            f"{coverage}: the head checkpoint (size {head}) has {len(at_head)} valid "
+            f"cosignature(s) from distinct witness keys among the {len(keys)} you passed; "
+            f"the quorum is {need}",
+            hint="Honest witnesses never cosign a fork. If the log is honest, have the checkpoint "
+            "witnessed: `refusalkit journal witness STORE --witness URL --witness-key KEY`.",
+        )
+    return f"{coverage}; cosigned by: {', '.join(sorted(at_head))}"
 
 
 def _offline(
@@ -313,11 +416,15 @@ def _offline(
     checkpoint: list[Path],
     keys: list[str],
     keyring: Path | None,
+    origin: str | None,
 ) -> str:
     """``--receipt`` / ``--proof``: check what the service returned, with nothing else."""
     if receipt is not None:
         found = _receipt_file(receipt)
-        key = keys[0] if keys else _trusted([], keyring)[0].public_key
+        trusted = _trusted(keys, keyring, origin)
+        if not keys:
+            _require_known(found.origin, trusted)
+        key = next((v for v in trusted if v.name == found.origin), trusted[0]).vkey
         record = Path(entry).read_bytes() if entry is not None else None
         verify_receipt(_entry_bytes(record), found, public_key=key)
         what = f"entry {found.index}" if record is not None else f"leaf {found.leaf_hash}"
@@ -326,8 +433,10 @@ def _offline(
     if not checkpoint:
         raise UsageError("--proof needs the signed checkpoint(s) it is for: --checkpoint FILE")
     notes = [read_checkpoint_file(c) for c in checkpoint]
-    origin = parse_checkpoint_body(parse_note(notes[0])[0]).origin
-    return verify_proof(_json_file(proof), notes, _named(_trusted(keys, keyring), origin))
+    trusted = _trusted(keys, keyring, origin)
+    if not keys:
+        _require_known(parse_checkpoint_body(parse_note(notes[0])[0]).origin, trusted)
+    return verify_proof(_json_file(proof), notes, trusted)
 
 
 def _receipt_file(path: Path) -> Receipt:
@@ -413,6 +522,14 @@ def verify_cmd(
         int | None,
         typer.Option("--quorum", min=1, help="Valid cosignatures required (default 1)."),
     ] = None,
+    origin: Annotated[
+        str | None,
+        typer.Option(
+            "--origin",
+            help="The log's origin: required with a raw --public-key; with the keyring, trust "
+            "its keys under this origin instead of the origins the keyring created or adopted.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     keyring: KeyringOption = None,
 ) -> None:
@@ -426,15 +543,15 @@ def verify_cmd(
     keys, anchors = public_key or [], _anchors(trusted_checkpoint or [])
     try:
         if receipt is not None or proof is not None:
-            said = _offline(receipt, proof, entry, checkpoint or [], keys, keyring)
+            said = _offline(receipt, proof, entry, checkpoint or [], keys, keyring, origin)
             out_console.print(f"[bold green]ok[/] {said}")
             return
         if bundle is not None:
-            report, latest = _check_bundle(bundle, keyring, keys, anchors)
+            report = _check_bundle(bundle, keyring, keys, anchors, origin)
         else:
             assert store is not None
-            report, latest = _check_store(store, keyring, keys, anchors)
-        witnesses = _check_quorum(latest, witness_key, quorum) if witness_key else ""
+            report = _check_store(store, keyring, keys, anchors, origin)
+        witnesses = _check_quorum(report, witness_key, quorum) if witness_key else ""
     except EquivocationError as exc:
         typer.echo(exc.evidence.render(), nl=False)
         raise
@@ -445,7 +562,7 @@ def verify_cmd(
         raise VerificationError(f"{where}{exc.message}", index=exc.index, hint=exc.hint) from exc
     _print_report(report, as_json)
     if witnesses and not as_json:
-        out_console.print(f"cosigned by: {witnesses}")
+        out_console.print(witnesses)
 
 
 @journal_app.command("query")
@@ -541,14 +658,24 @@ def witness_cmd(
         list[str],
         typer.Option("--witness", help="A witness URL prefix (repeatable).", show_default=False),
     ],
+    witness_key: Annotated[
+        list[str],
+        typer.Option(
+            "--witness-key",
+            help="That witness's cosigner key NAME+ID+BASE64, one per --witness, in order.",
+            show_default=False,
+        ),
+    ],
     keyring: KeyringOption = None,
 ) -> None:
     """Have the latest checkpoint cosigned by witnesses (C2SP tlog-witness); store the lines.
 
-    Exits 1 when no witness cosigned it.
+    Keeps only the lines each witness signed under its --witness-key that verify; the rest are
+    reported and dropped. Exits 1 when no witness cosigned it.
     """
     from refusalkit.witness import collect_cosignatures  # noqa: PLC0415
 
+    targets = witness_targets(witness, witness_key)
     with _open(store, keyring) as journal:
         note = journal.latest_checkpoint()
         if note is None:
@@ -560,9 +687,11 @@ def witness_cmd(
         def proof(old: int, new: int) -> list[bytes]:
             return [bytes.fromhex(h) for h in journal.consistency_proof(old, new)["hashes"]]
 
-        merged, outcomes = collect_cosignatures(note, witness, proof)
+        merged, outcomes = collect_cosignatures(note, targets, proof)
         journal.add_cosignatures(merged)
     for outcome in outcomes:
+        for line in outcome.dropped:
+            err_console.print(f"[bold yellow]dropped[/] {outcome.url}: a line by {line}")
         if outcome.error:
             err_console.print(f"[bold red]refused[/] {outcome.url}: {outcome.error}")
         else:
@@ -590,4 +719,27 @@ def export_cmd(
         size = journal.size()
     err_console.print(
         f"wrote {path} ({size} entries); check it with `refusalkit journal verify --bundle {path}`"
+    )
+
+
+@journal_app.command("tiles")
+def tiles_cmd(
+    store: StoreArg,
+    out: Annotated[
+        Path, typer.Option("--out", help="Directory of the tile tree.", show_default=False)
+    ],
+    keyring: KeyringOption = None,
+) -> None:
+    """Write the signed log as C2SP tlog-tiles static files: checkpoint, tile/, tile/entries/.
+
+    Full tiles never change: re-run it on a grown log and it only adds files (and refuses a
+    store whose history changed). Serve the directory as it is (docs/journal.md).
+    """
+    from refusalkit.journal import export_tiles  # noqa: PLC0415
+
+    with _open(store, keyring) as journal:
+        report = export_tiles(journal, out)
+    err_console.print(
+        f"wrote {out} up to size {report.size}: {report.written} new file(s), "
+        f"{report.kept} already there"
     )

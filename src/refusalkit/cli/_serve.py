@@ -9,7 +9,13 @@ import typer
 from rich.table import Table
 
 from refusalkit.cli._app import app
-from refusalkit.cli._common import KeyringOption, err_console, load_keyring, out_console
+from refusalkit.cli._common import (
+    KeyringOption,
+    err_console,
+    load_keyring,
+    open_signing_journal,
+    out_console,
+)
 from refusalkit.cli._engines import (
     CedarEntitiesOption,
     CedarSchemaOption,
@@ -18,7 +24,9 @@ from refusalkit.cli._engines import (
     QueryOption,
     engine_spec,
 )
+from refusalkit.cli._witness import witness_targets
 from refusalkit.errors import ServiceError, UsageError
+from refusalkit.keyring import Keyring
 
 __all__ = ["app", "service_app"]
 
@@ -109,7 +117,15 @@ def serve_command(
         typer.Option(
             "--witness",
             help="A witness URL prefix (C2SP tlog-witness) to cosign each new checkpoint "
-            "(repeatable).",
+            "(repeatable; each with its --witness-key).",
+        ),
+    ] = None,
+    witness_key: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--witness-key",
+            help="The cosigner key NAME+ID+BASE64 of each --witness, in order; only lines by it "
+            "that verify are stored.",
         ),
     ] = None,
     keyring: KeyringOption = None,
@@ -141,7 +157,7 @@ def serve_command(
     if (policy is None) == (spec is None):
         raise UsageError("give either --policy PACK or --engine KIND:SOURCE")
     ring = load_keyring(keyring)
-    _check_journal(journal, ring)
+    _check_journal(journal, ring, keyring, origin)
     config = ServiceConfig(
         policy=policy,
         journal=journal,
@@ -156,16 +172,18 @@ def serve_command(
         engine=spec.to_dict() if spec is not None else None,
         secure_cookies=secure_cookies,
         checkpoint_every=checkpoint_every,
-        witnesses=tuple(witness or ()),
+        witnesses=tuple(
+            (url, key.vkey) for url, key in witness_targets(witness or [], witness_key or [])
+        ),
     )
     serve(config, host=host, port=port, workers=workers, access_log=access_log)
 
 
-def _check_journal(store: str, ring: object) -> None:
-    from refusalkit.journal import open_journal  # noqa: PLC0415
-
-    with open_journal(store, ring) as journal:  # type: ignore[arg-type]
-        journal.size()
+def _check_journal(store: str, ring: Keyring, keyring: Path | None, origin: str | None) -> None:
+    """Open (or create, registering its origin with the keyring) the journal before serving,
+    and refuse at once a keyring whose key did not sign it (naming both key ids)."""
+    with open_signing_journal(store, ring, keyring, origin=origin) as journal:
+        journal.check_keyring()
 
 
 @keys_app.command("add")

@@ -38,7 +38,7 @@ from refusalkit.decide._kinds import COMPONENTS, Kind, kind_parser
 from refusalkit.decide._limits import CompiledLimit
 from refusalkit.decide._logic import Severity
 from refusalkit.decide._regex import search_predicate
-from refusalkit.model import Action, WhyStep
+from refusalkit.model import DEFAULT_TTL_S, Action, WhyStep, parse_duration
 
 __all__ = [
     "SEVERITY",
@@ -60,7 +60,7 @@ __all__ = [
 
 UNCLASSIFIED = "unclassified"
 RESULT_FIELD = "result"  # the field a result filter's condition reads: one text of a result
-SEVERITY: Mapping[str, Severity] = {effect.name.lower(): effect for effect in Severity}
+SEVERITY: Mapping[str, Severity] = {effect.effect: effect for effect in Severity}
 _CACHE_LIMIT = 4096
 
 
@@ -106,6 +106,7 @@ class CompiledRule:
     severity: Severity
     message: str | None
     branches: tuple[tuple[CondSpec, ...], ...]  # empty: no `when`, always matches
+    ttl: int | None = None  # require-approval: seconds a request may be answered, a grant used
 
 
 @dataclass(frozen=True, slots=True)
@@ -464,9 +465,11 @@ class _Compiler:
             branches = tuple(self.branch(m, (*where, j), effect) for j, m in enumerate(when))
         else:
             branches = (self.branch(when, where, effect),)
-        return CompiledRule(
-            index, raw["id"], effect, Severity.of(effect), raw.get("message"), branches
-        )
+        severity = Severity.of(effect)
+        ttl = None
+        if severity is Severity.REQUIRE_APPROVAL:  # the schema checked the form of ``ttl``
+            ttl = parse_duration(raw["ttl"]) if "ttl" in raw else DEFAULT_TTL_S
+        return CompiledRule(index, raw["id"], effect, severity, raw.get("message"), branches, ttl)
 
     def branch(self, conds: Mapping[str, Any], where: KeyPath, effect: str) -> tuple[CondSpec, ...]:
         every = effect == "allow"  # an allow holds for a list only when every element does

@@ -39,6 +39,7 @@ from refusalkit._internal.texts import (
     STAGE_CODES,
 )
 from refusalkit._version import __version__
+from refusalkit.decide._approval import ApprovalMaker
 from refusalkit.decide._attest import Attestor
 from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, Plan, ToolRule
 from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN, json_type
@@ -73,10 +74,12 @@ _ATTESTATION_CLASS = "attestation-token"
 _ATTEST_TEST = "compact JWS, alg EdDSA, kid trusted, sub = caller.agent, not expired"
 _DENY, _BLOCK, _ALLOW, _AUDIT = Action.DENY, Action.BLOCK, Action.ALLOW, Action.AUDIT
 _POLICY_DENIED = ReasonCode.POLICY_DENIED
+_APPROVAL_REQUIRED = ReasonCode.APPROVAL_REQUIRED
 _RATE_LIMITED = ReasonCode.RATE_LIMITED
 # Enum members as module globals: on Python 3.11 ``Tri.TRUE`` costs a class-attribute lookup
 # (~90 ns) each time; a global is a dictionary hit.
 _SEV_AUDIT, _SEV_DENY, _SEV_BLOCK = Severity.AUDIT, Severity.DENY, Severity.BLOCK
+_SEV_APPROVAL = Severity.REQUIRE_APPROVAL
 # Records on the hot path are built with ``tuple.__new__`` (C): the same NamedTuple as calling
 # the class, without its Python-level ``__new__`` (about four times the cost).
 _tuple = tuple.__new__
@@ -298,6 +301,7 @@ class DecisionPoint:
     """
 
     __slots__ = (
+        "_approvals",
         "_attestor",
         "_compiled",
         "_deadline",
@@ -326,6 +330,7 @@ class DecisionPoint:
         att = pack.compiled.attestation
         self._attestor = Attestor(att.trusted_keys) if att is not None else None
         compiled = pack.compiled
+        self._approvals = ApprovalMaker(compiled, pack.digest, self._redactor)
         self._has_stages = bool(
             att is not None
             or compiled.capabilities is not None
@@ -420,6 +425,10 @@ class DecisionPoint:
             action, code = STAGE_CODES.get(rule, (_DENY, ReasonCode.INPUT_REJECTED))
             message = refusal.message or MESSAGES.get(rule, MESSAGES["filter"])
         decision_id, decided_at = stamp()
+        if code is _APPROVAL_REQUIRED:  # only a require-approval rule gives this code
+            return self._approval_required(
+                tool, args, caller, (decision_id, decided_at), rule, message, steps, subject, digest
+            )
         return make_decision(
             decision_id,
             action,
@@ -432,6 +441,35 @@ class DecisionPoint:
             subject,
             digest,
             decided_at,
+        )
+
+    def _approval_required(  # noqa: PLR0917 (the parts of one decision)
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        caller: Mapping[str, Any],
+        stamped: tuple[str, str],
+        rule: str,
+        message: str | None,
+        steps: list[WhyStep],
+        subject: Subject,
+        digest: str,
+    ) -> Decision:
+        """``deny`` + ``approval-required`` with its ``approval`` (docs/design/approvals.md)."""
+        approval = self._approvals.make(rule, tool, args, caller.get("agent"), stamped)
+        return make_decision(
+            stamped[0],
+            _DENY,
+            _APPROVAL_REQUIRED,
+            rule,
+            message,
+            tuple(steps),
+            self._policy,
+            self._engine,
+            subject,
+            digest,
+            stamped[1],
+            approval=approval,
         )
 
     def _limit(
@@ -625,7 +663,7 @@ class DecisionPoint:
         for position, state, witness in hits:
             rule = rules[position]
             severity = rule.rule.severity
-            matched = state is TRUE or (state is UNKNOWN and severity >= _SEV_DENY)
+            matched = state is TRUE or (state is UNKNOWN and severity >= _SEV_APPROVAL)
             matched_hits.append((position, matched, witness))
             if not matched:
                 continue
@@ -652,8 +690,11 @@ class DecisionPoint:
     def _outcome(self, best: ToolRule | None, audit: ToolRule | None) -> Verdict:
         """The verdict from the most severe matched rule (first in file order) and the first
         matched audit rule: a refusal, else ``@default`` deny, else audit, else allow."""
-        if best is not None and best.rule.severity >= _SEV_DENY:
+        if best is not None and best.rule.severity >= _SEV_APPROVAL:
             rule = best.rule
+            if rule.severity is _SEV_APPROVAL:
+                message = rule.message or MESSAGES["approval"]
+                return _tuple(Verdict, (_DENY, _APPROVAL_REQUIRED, rule.id, message))
             action = _BLOCK if rule.severity is _SEV_BLOCK else _DENY
             message = rule.message or MESSAGES["rule"]
             return _tuple(Verdict, (action, _POLICY_DENIED, rule.id, message))

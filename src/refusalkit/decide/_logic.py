@@ -29,14 +29,21 @@ class Tri(IntEnum):
 class Severity(IntEnum):
     """How strongly a rule's effect decides: the highest matched severity wins, the first rule
     in file order among equals. ``AUDIT`` is the lowest, yet an allowed request that an audit
-    rule matched is answered ``audit`` (allowed and recorded)."""
+    rule matched is answered ``audit`` (allowed and recorded). ``REQUIRE_APPROVAL`` overrides
+    allow and yields to deny and block: it refuses until a person approves the exact action."""
 
     AUDIT = 0
     ALLOW = 1
-    DENY = 2
-    BLOCK = 3
+    REQUIRE_APPROVAL = 2
+    DENY = 3
+    BLOCK = 4
+
+    @property
+    def effect(self) -> str:
+        """The effect as a pack writes it (``REQUIRE_APPROVAL`` → ``"require-approval"``)."""
+        return self.name.lower().replace("_", "-")
 
     @classmethod
     def of(cls, effect: str) -> Severity:
         """The severity of a rule's ``effect`` (``"deny"`` → ``DENY``)."""
-        return cls[effect.upper()]
+        return cls[effect.upper().replace("-", "_")]

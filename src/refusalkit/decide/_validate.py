@@ -70,9 +70,23 @@ def _schema_error(error: ValidationError, lines: Lines) -> PolicyError:
     return lines.error(message, path)
 
 
+def _ttl_only_on_approvals(data: Any, lines: Lines) -> None:
+    """``ttl`` on a rule whose effect is not ``require-approval`` is refused in words (the
+    schema's own message for it would name a subschema, docs/design/approvals.md)."""
+    rules = data.get("rules") if isinstance(data, dict) else None
+    for index, rule in enumerate(rules if isinstance(rules, list) else []):
+        if isinstance(rule, dict) and "ttl" in rule and rule.get("effect") != "require-approval":
+            raise lines.error(
+                f"ttl is only for require-approval rules, not effect {rule.get('effect')!r}",
+                ("rules", index, "ttl"),
+                hint="Remove ttl, or make the rule's effect require-approval.",
+            )
+
+
 def validate_pack_data(data: Any, lines: Lines) -> None:
     """Raise ``PolicyError`` at the first problem of ``data``; return when it is a valid pack."""
     _reserved_ids(data, lines)
+    _ttl_only_on_approvals(data, lines)
     errors = list(_validator().iter_errors(data))
     # An unknown key is usually the cause of the other errors ("efect" leaves "effect"
     # missing), so it is reported first, wherever it is, with its nearest valid spelling.

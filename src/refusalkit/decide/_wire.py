@@ -86,6 +86,7 @@ class DecisionEncoder:
             and (message is None or type(message) is str)
             and type(d.reason_codes_version) is int
             and type(d.why_trail) is tuple
+            and d.approval is None  # rare (a request for approval): the general path writes it
         ):
             raise _Unexpected
         refs, steps, code = self._refs.get, self._steps.get, d.reason_code

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
+from refusalkit.approvals import ApprovalBook, needs_settling
 from refusalkit.decide import DecisionEncoder, DecisionPoint, load_pack
 from refusalkit.enforce._failclosed import fail_closed
 from refusalkit.enforce._group import GroupJournal
@@ -57,17 +58,17 @@ class JournalWriter:
     append per call, serialised by a lock so threads may share it. Raises what the journal
     raises."""
 
-    __slots__ = ("_encoder", "_lock", "journal")
+    __slots__ = ("_encoder", "journal", "lock")
 
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
         self._encoder = DecisionEncoder()
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()  # held by whoever appends to ``journal`` through this writer
 
     def append(self, decisions: Sequence[Decision]) -> list[int]:
         """The decisions' journal indices."""
         entries = [(self._encoder.encode(d), decision_fields(d)) for d in decisions]
-        with self._lock:
+        with self.lock:
             return self.journal.append_encoded(entries)
 
 
@@ -77,25 +78,50 @@ class LocalEnforcer:
     Thread-safe, and shared by concurrent callers. With a ``GroupJournal`` (what ``enforcer``
     opens), the decisions of concurrent callers, threads or async tasks, are committed in groups,
     and each is returned only once durable; with a bare ``Journal``, each decision is one
-    commit, serialised by a lock.
+    commit, serialised by a lock. With a journal and the ``keyring`` that signs it, a request
+    for approval is settled against the journal's grants (docs/approvals.md): after a grant, the
+    same call is allowed once. Without the keyring no grant can be checked, so such a request
+    stays refused.
     """
 
-    __slots__ = ("_encoder", "_writer", "journal", "point")
+    __slots__ = ("_book", "_encoder", "_keyring", "_writer", "journal", "point")
 
-    def __init__(self, point: DecisionPoint, journal: Journal | GroupJournal | None = None) -> None:
+    def __init__(
+        self,
+        point: DecisionPoint,
+        journal: Journal | GroupJournal | None = None,
+        keyring: Keyring | None = None,
+    ) -> None:
         self.point = point
         self.journal = journal
+        self._keyring = keyring
         self._encoder = DecisionEncoder()
         self._writer = JournalWriter(journal) if isinstance(journal, Journal) else None
+        self._book = (
+            ApprovalBook(journal, keyring) if isinstance(journal, Journal) and keyring else None
+        )
 
     def _entries(self, decision: Decision) -> list[Entry]:
         return [(self._encoder.encode(decision), decision_fields(decision))]
 
-    def _journal(self, decision: Decision) -> None:
+    def _settle(self, journal: Journal, decision: Decision) -> Decision:
+        """On the group writer's own connection: settle a request for approval and append it."""
+        if self._keyring is None:  # only called with a keyring
+            raise UsageError("settling an approval needs the journal's keyring")
+        return ApprovalBook(journal, self._keyring).append_settled(decision)[0]
+
+    def _journal(self, decision: Decision) -> Decision:
+        settle = self._keyring is not None and needs_settling(decision)
         if isinstance(self.journal, GroupJournal):
+            if settle:
+                return self.journal.run(lambda j: self._settle(j, decision))
             self.journal.append(self._entries(decision))
         elif self._writer is not None:
+            if self._book is not None and settle:
+                with self._writer.lock:
+                    return self._book.append_settled(decision)[0]
             self._writer.append([decision])
+        return decision
 
     def _refused(self, request: Mapping[str, Any], exc: BaseException) -> Decision:
         log.warning("journal append failed, the call is refused: %s", type(exc).__name__)
@@ -109,10 +135,9 @@ class LocalEnforcer:
         """Decide, then journal; a decision the journal cannot take becomes a fail-closed one."""
         decision = self.point.decide(request)
         try:
-            self._journal(decision)
+            return self._journal(decision)
         except Exception as exc:  # noqa: BLE001 (fail closed: an unjournaled decision is not in force)
             return self._refused(request, exc)
-        return decision
 
     async def adecide(self, request: Mapping[str, Any]) -> Decision:
         """``decide`` from async code: the loop is never blocked by the journal's write."""
@@ -121,6 +146,8 @@ class LocalEnforcer:
         if not isinstance(self.journal, GroupJournal):
             return await asyncio.to_thread(self.decide, request)
         decision = self.point.decide(request)
+        if self._keyring is not None and needs_settling(decision):  # settled on the writer
+            return await asyncio.to_thread(self.decide, request)
         try:
             await self.journal.aappend(self._entries(decision))
         except Exception as exc:  # noqa: BLE001 (fail closed: an unjournaled decision is not in force)
@@ -171,4 +198,4 @@ def enforcer(
         ring = keyring if isinstance(keyring, Keyring) else Keyring.load(keyring)
     point = DecisionPoint(load_pack(policy), ring, deadline_ms=deadline_ms)
     store = GroupJournal(journal, ring, wait_s=journal_wait_s) if journal is not None else None
-    return LocalEnforcer(point, store)
+    return LocalEnforcer(point, store, ring)

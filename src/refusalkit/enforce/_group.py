@@ -14,12 +14,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from refusalkit.errors import StoreError
-from refusalkit.journal import Entry, JournalAccess
+from refusalkit.journal import Entry, Journal, JournalAccess
 from refusalkit.keyring import Keyring
 
 __all__ = ["GroupJournal"]
@@ -70,6 +70,13 @@ class GroupJournal:
         try:
             return await asyncio.wait_for(future, timeout=self.wait_s)
         except TimeoutError:
+            raise self._late() from None
+
+    def run(self, fn: Callable[[Journal], T]) -> T:
+        """``fn`` on the writer's own connection, between groups (approval settling)."""
+        try:
+            return self._call(self._access.write(fn)).result(timeout=self.wait_s)
+        except concurrent.futures.TimeoutError:
             raise self._late() from None
 
     def _late(self) -> StoreError:

@@ -40,7 +40,14 @@ from refusalkit.journal._offline import read_checkpoint_file, verify_proof
 from refusalkit.journal._receipt import Receipt, verify_receipt
 from refusalkit.journal._records import decision_fields
 from refusalkit.journal._schedule import CheckpointScheduler, Cosigner, sign_if_grown
-from refusalkit.journal._signer import signer_state_dir
+from refusalkit.journal._signer_state import known_origins, signer_state_dir
+from refusalkit.journal._tiles import (
+    TilesReport,
+    export_tiles,
+    parse_tile_path,
+    read_tile,
+    tile_path,
+)
 from refusalkit.journal._time import normalise_time
 from refusalkit.journal._tree import leaf_hash, verify_consistency, verify_inclusion
 from refusalkit.journal._verify import VerifyReport
@@ -59,11 +66,14 @@ __all__ = [
     "NoteVerifier",
     "OpenedNote",
     "Receipt",
+    "TilesReport",
     "UntrustedKeyError",
     "VerifyReport",
     "bundle_checkpoints",
     "decision_fields",
     "export_bundle",
+    "export_tiles",
+    "known_origins",
     "leaf_hash",
     "normalise_time",
     "open_checkpoint",
@@ -71,9 +81,12 @@ __all__ = [
     "open_note",
     "parse_checkpoint_body",
     "parse_note",
+    "parse_tile_path",
     "read_checkpoint_file",
+    "read_tile",
     "sign_if_grown",
     "signer_state_dir",
+    "tile_path",
     "valid_key_name",
     "verify_bundle",
     "verify_consistency",

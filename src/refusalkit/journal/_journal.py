@@ -23,11 +23,16 @@ from refusalkit.journal._checkpoint import (
     parse_checkpoint_body,
     sign_checkpoint,
 )
-from refusalkit.journal._errors import NotAnExtensionError
 from refusalkit.journal._note import NoteVerifier, open_note, parse_note, valid_key_name
 from refusalkit.journal._receipt import Receipt
 from refusalkit.journal._records import FIELDS, EntryRow, index_fields
-from refusalkit.journal._signer import SignerState
+from refusalkit.journal._signer_state import SignerState
+from refusalkit.journal._signing_rule import (
+    AnchorSource,
+    SigningProof,
+    check_keyring,
+    check_signing,
+)
 from refusalkit.journal._store import JOURNAL_FORMAT, Query, Store
 from refusalkit.journal._time import normalise_time
 from refusalkit.journal._tree import (
@@ -38,7 +43,6 @@ from refusalkit.journal._tree import (
     inclusion_ranges,
     leaf_hash,
     root_from_frontier,
-    verify_consistency,
 )
 from refusalkit.journal._verify import LogSource, VerifyReport, verify_log
 from refusalkit.keyring import Keyring
@@ -104,29 +108,33 @@ def open_journal(
     """
     backend = open_store(store, create=create)
     try:
-        stored = _settle_origin(backend, origin)
+        stored, created = _settle_origin(backend, origin)
+        state = SignerState(Path(signer_state), stored) if signer_state is not None else None
+        if state is not None and created:
+            state.known.register(stored)  # the origin belongs to the keyring that created it
     except BaseException:
         backend.close()
         raise
-    state = SignerState(Path(signer_state), stored) if signer_state is not None else None
     return Journal(backend, keyring, stored, state)
 
 
-def _settle_origin(backend: Store, origin: str | None) -> str:
-    """The journal's origin: the stored one, which a given ``origin`` must equal."""
+def _settle_origin(backend: Store, origin: str | None) -> tuple[str, bool]:
+    """The journal's origin (the stored one, which a given ``origin`` must equal), and whether
+    this call gave it one (a new journal)."""
     meta = backend.meta()
     if meta.get("format") != JOURNAL_FORMAT:
         raise StoreError(
             f"{backend.location} holds format {meta.get('format')!r}, not {JOURNAL_FORMAT}"
         )
     wanted = _check_origin(origin) if origin is not None else None
-    stored = backend.set_meta("origin", wanted or _default_origin(), replace=False)
+    proposed = wanted or _default_origin()
+    stored = backend.set_meta("origin", proposed, replace=False)
     if wanted is not None and stored != wanted:
         raise StoreError(
             f"journal {backend.location} has origin {stored!r}, not {wanted!r}",
             hint="Open it without --origin, or use another store for another log.",
         )
-    return stored
+    return stored, "origin" not in meta and stored == proposed
 
 
 def _records_to_rows(records: Iterable[Mapping[str, Any]]) -> list[EntryRow]:
@@ -183,6 +191,7 @@ class Journal:
         self._keyring = keyring
         self.origin = origin
         self.signer = signer
+        self._keyring_checked = False
 
     def __enter__(self) -> Journal:
         return self
@@ -236,10 +245,20 @@ class Journal:
         """
         return self._append_rows(_encoded_to_rows(entries))
 
-    def _append_rows(self, rows: list[EntryRow]) -> list[int]:
+    def append_claiming(
+        self, records: Sequence[Mapping[str, Any]], claims: Sequence[str]
+    ) -> list[int]:
+        """Append records and record each of ``claims`` once, in one transaction, or nothing:
+        a claim already recorded raises ``ClaimTakenError`` naming the entry that made it (the
+        use of an approval grant, docs/design/approvals.md)."""
+        return self._append_rows(_records_to_rows(records), claims)
+
+    def _append_rows(self, rows: list[EntryRow], claims: Sequence[str] = ()) -> list[int]:
         if not rows:
             return []
-        first = self._store.append(rows)
+        if not self._keyring_checked:
+            self.check_keyring()
+        first = self._store.append_claiming(rows, claims) if claims else self._store.append(rows)
         with contextlib.suppress(StoreError):  # the records are durable: never fail them now
             self._store.maintain(slack=_AUTO_MAINTAIN_SLACK)
         return list(range(first, first + len(rows)))
@@ -272,14 +291,14 @@ class Journal:
 
     # checkpoints ------------------------------------------------------------------------
 
-    def _check_key(self) -> None:
-        known = set(json.loads(self._store.meta().get("keys", "[]")))
-        mine = {v.vkey for v in self.trusted()}
-        if known and not known & mine:
-            raise KeyringError(
-                f"this keyring holds none of the keys that signed journal {self.origin!r}",
-                hint=f"Use the keyring that signed it; its keys: {', '.join(sorted(known))}.",
-            )
+    def _store_keys(self) -> tuple[str, ...]:
+        return tuple(json.loads(self._store.meta().get("keys", "[]")))
+
+    def check_keyring(self) -> None:
+        """Raise ``KeyringError`` (naming both key IDs) unless this keyring holds a key that
+        signed the store before: a process started with another keyring refuses at once."""
+        check_keyring(self.origin, self._store_keys(), [v.vkey for v in self.trusted()])
+        self._keyring_checked = True
 
     def _record_key(self, vkey: str) -> None:
         known = json.loads(self._store.meta().get("keys", "[]"))
@@ -303,52 +322,62 @@ class Journal:
             or json.loads(meta.get("keys", "[]"))
         )
 
-    def _anchor(self, adopt: bool) -> tuple[Checkpoint, str] | None:
-        """The checkpoint a new one must extend: the signer's last, else (no signer state kept)
-        the store's latest that a trusted key signed."""
+    def _anchor(self, adopt: bool) -> tuple[Checkpoint | None, str | None, AnchorSource]:
+        """The checkpoint a new one must extend, its note and where it came from: the signer's
+        last, else (no signer state kept) the store's latest that a trusted key signed, else
+        (``adopt``: the signer state is lost or damaged) the store's latest after a full
+        verify. Reads only; the signing rule decides."""
         if self.signer is None:
             latest = self._store.latest_checkpoint()
             if latest is None:
-                return None
-            return open_checkpoint(latest[1], self.trusted(), origin=self.origin), latest[1]
-        remembered = self.signer.load()
-        if remembered is not None or not self.was_signed():
-            return remembered
-        if not adopt:
-            raise StoreError(
-                f"the signer has no state for {self.origin!r} ({self.signer.path}) but the store "
-                "says this journal was signed before",
-                hint="Restore the state file from a backup. Only if you trust the store as it "
-                "is: `refusalkit journal checkpoint STORE --adopt` adopts its latest checkpoint "
-                "after a full verify.",
-            )
+                return None, None, AnchorSource.NONE
+            opened = open_checkpoint(latest[1], self.trusted(), origin=self.origin)
+            return opened, latest[1], AnchorSource.STORE
+        try:
+            remembered = self.signer.load()
+        except StoreError:
+            if not adopt:
+                raise
+            remembered = None  # damaged: the operator reviewed the store and adopts it
+        if remembered is not None:
+            return remembered[0], remembered[1], AnchorSource.SIGNER_STATE
+        if not adopt or not self.was_signed():
+            return None, None, AnchorSource.NONE
         self.verify()
         latest = self._store.latest_checkpoint()
         if latest is None:
-            return None
-        self.signer.save(latest[1])  # adopted: from now on the store must extend it
-        return parse_checkpoint_body(parse_note(latest[1])[0]), latest[1]
+            return None, None, AnchorSource.NONE
+        return parse_checkpoint_body(parse_note(latest[1])[0]), latest[1], AnchorSource.ADOPTED
 
-    def _require_extension(self, anchor: Checkpoint, head: Checkpoint) -> None:
-        """Refuse unless the tree ``head`` extends ``anchor`` (RFC 9162 §2.1.4 proof)."""
+    def _signing_proof(self, adopt: bool, new_origin: bool) -> tuple[SigningProof, str | None]:
+        """Gather what the signing rule decides on (all the I/O of signing but the write)."""
+        known = None
+        if self.signer is not None:
+            if new_origin:
+                self.signer.known.register(self.origin)  # the operator's explicit adoption
+            known = self.signer.known.origins()
+        own = tuple(v.vkey for v in self.trusted())
+        if known is not None and self.origin not in known:  # decide before any adopt verify
+            anchor, note, source = None, None, AnchorSource.NONE
+        else:
+            anchor, note, source = self._anchor(adopt)
+        head = self._head()
         proof: list[bytes] = []
-        if 0 < anchor.size < head.size:
+        if anchor is not None and 0 < anchor.size < head.size:
             proof = [
                 bytes.fromhex(h) for h in self.consistency_proof(anchor.size, head.size)["hashes"]
             ]
-        why = "the tree is smaller" if head.size < anchor.size else ""
-        if not why and anchor.size:
-            try:
-                verify_consistency(anchor.size, head.size, proof, anchor.root, head.root)
-            except VerificationError as exc:
-                why = exc.message
-        if why:
-            raise NotAnExtensionError(
-                f"refusing to sign: the store's tree (size {head.size}, root "
-                f"{_b64(head.root)}) does not extend the last checkpoint signed for "
-                f"{self.origin!r} (size {anchor.size}, root {_b64(anchor.root)}): {why}",
-                index=min(anchor.size, head.size),
-            )
+        signed = SigningProof(
+            head=head,
+            anchor=anchor,
+            anchor_source=source,
+            consistency=tuple(proof),
+            known_origins=known,
+            store_signed_before=self.was_signed(),
+            store_keys=self._store_keys(),
+            own_keys=own,
+        )
+        return signed, note
 
     def _signed_latest(self, head: Checkpoint) -> str | None:
         """The store's latest note when it is a valid checkpoint of ``head`` (else None)."""
@@ -361,23 +390,30 @@ class Journal:
             return None
         return latest[1]
 
-    def checkpoint(self, *, adopt: bool = False) -> str:
+    def checkpoint(self, *, adopt: bool = False, new_origin: bool = False) -> str:
         """Sign and store a checkpoint for the current size; returns the C2SP signed note.
 
-        Signs only a tree that extends the last checkpoint signed (``NotAnExtensionError``
-        otherwise, and nothing is signed); ``adopt`` lets a signer without state adopt the store's
-        latest checkpoint after a full verify. Returns the stored note (with any cosignatures)
-        when the latest checkpoint already has this tree.
+        Signs only what the signing rule allows (``refusalkit.journal._signing_rule``): a
+        keyring that signed the store before, an origin it created or adopted, a tree that
+        extends the last checkpoint signed (``NotAnExtensionError`` otherwise, and nothing is
+        signed). ``adopt`` lets a signer whose state is lost or damaged adopt the store's latest
+        checkpoint after a full verify; ``new_origin`` adopts the store's origin for this
+        keyring. Returns the stored note (with any cosignatures) when the latest checkpoint
+        already has this tree.
         """
-        self._check_key()
+        self.check_keyring()  # before any anchor is read with this keyring's keys
         with self.signer.locked() if self.signer else contextlib.nullcontext():
-            anchor = self._anchor(adopt)
-            head = self._head()
-            if anchor is not None:
-                self._require_extension(anchor[0], head)
+            proof, anchor_note = self._signing_proof(adopt, new_origin)
+            check_signing(proof)
+            head = proof.head
+            if self.signer is not None and proof.anchor_source is AnchorSource.ADOPTED:
+                assert anchor_note is not None
+                self.signer.save(anchor_note)  # adopted: from now on the store must extend it
             latest = self._signed_latest(head)
             if latest is not None:
-                if self.signer is not None and (anchor is None or anchor[0].size < head.size):
+                if self.signer is not None and (
+                    proof.anchor is None or proof.anchor.size < head.size
+                ):
                     self.signer.save(latest)
                 return latest
             note = sign_checkpoint(head, self._keyring.signing_key())

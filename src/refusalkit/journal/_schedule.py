@@ -35,10 +35,16 @@ class CosignOutcome(Protocol):
     @property
     def error(self) -> str | None: ...
 
+    @property
+    def dropped(self) -> tuple[str, ...]: ...
+
 
 ProofSource = Callable[[int, int], list[bytes]]
-Cosigner = Callable[[str, Sequence[str], ProofSource], tuple[str, Sequence[CosignOutcome]]]
-"""``(note, witness URLs, proof source) -> (note with cosignatures, outcomes)``."""
+Cosigner = Callable[
+    [str, Sequence[tuple[str, str]], ProofSource], tuple[str, Sequence[CosignOutcome]]
+]
+"""``(note, (witness URL, its cosigner key) pairs, proof source) -> (note with the verified
+cosignatures, outcomes)``: only lines by each witness's configured key that verify are kept."""
 
 
 def sign_if_grown(journal: Journal) -> str | None:
@@ -56,7 +62,7 @@ class CheckpointScheduler:
         self,
         access: JournalAccess,
         every: float,
-        witnesses: tuple[str, ...],
+        witnesses: tuple[tuple[str, str], ...],
         cosign: Cosigner | None = None,
     ) -> None:
         self._access, self._every, self._witnesses = access, every, witnesses
@@ -109,6 +115,8 @@ class CheckpointScheduler:
 
         merged, outcomes = await asyncio.to_thread(cosigner, note, self._witnesses, proof)
         for outcome in outcomes:
+            for line in outcome.dropped:
+                log.warning("witness %s: dropped a line by %s", outcome.url, line)
             if outcome.error:
                 log.warning("witness %s did not cosign: %s", outcome.url, outcome.error)
         await self._access.write(lambda j: j.add_cosignatures(merged))

@@ -25,6 +25,7 @@ from refusalkit.journal._tree import HASH_SIZE, Node, frontier_nodes
 
 __all__ = [
     "CHECKPOINT_TALLY_KEY",
+    "CLAIM_TABLE",
     "INCREMENT_CHECKPOINT_TALLY_SQL",
     "JOURNAL_FORMAT",
     "TABLES",
@@ -53,6 +54,10 @@ INCREMENT_CHECKPOINT_TALLY_SQL = (
 """Run right after inserting a checkpoint, in its transaction: add one to the count (a journal
 from before the count existed starts it at its number of checkpoint rows)."""
 TABLES = ("journal_meta", "journal_head", "journal_entry", "journal_checkpoint")
+CLAIM_TABLE = "journal_claim"
+"""One-time claims made with an append (``append_claiming``): ``claim`` (primary key) and the
+index of the first entry appended with it. An enforcement index, not evidence: the entries
+themselves say what was claimed (docs/design/approvals.md); journals from before it have none."""
 
 StoredRow = tuple[int, bytes, bytes | None, bytes | None]
 """``(index, entry bytes, stored leaf hash, stored node hashes)`` of one entry row."""
@@ -227,6 +232,23 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def append(self, rows: Sequence[EntryRow]) -> int:
         """Append entries durably in one transaction; returns the index of the first."""
+
+    @abc.abstractmethod
+    def append_claiming(self, rows: Sequence[EntryRow], claims: Sequence[str]) -> int:
+        """Append entries and record ``claims`` in ONE transaction, or nothing at all: when a
+        claim is already recorded, ``ClaimTakenError`` (naming it) and nothing is appended."""
+
+    @abc.abstractmethod
+    def _has_claims(self) -> bool:
+        """Whether the store has its claims table yet."""
+
+    def claimed(self, claims: Sequence[str]) -> dict[str, int]:
+        """``claim -> index`` of those of ``claims`` already recorded."""
+        if not claims or not self._has_claims():
+            return {}
+        marks = ", ".join("?" for _ in claims)
+        sql = f"SELECT claim, idx FROM {CLAIM_TABLE} WHERE claim IN ({marks})"  # noqa: S608
+        return {str(c): int(i) for c, i in self._all(self._sql(sql), list(claims))}
 
     def maintain(self, *, force: bool = False, slack: int = 1) -> bool:  # noqa: ARG002 (none here)
         """Housekeeping off the append path (SQLite: WAL checkpoints); whether any ran."""

@@ -13,9 +13,10 @@ from typing import Any
 
 import psycopg
 
-from refusalkit.errors import StoreError
+from refusalkit.errors import ClaimTakenError, StoreError
 from refusalkit.journal._records import FIELDS, EntryRow
 from refusalkit.journal._store import (
+    CLAIM_TABLE,
     JOURNAL_FORMAT,
     TABLES,
     FrontierCache,
@@ -30,6 +31,9 @@ from refusalkit.journal._tree import Node, frontier_nodes
 
 __all__ = ["PostgresStore"]
 
+_CLAIM_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS journal_claim (claim text PRIMARY KEY, idx bigint NOT NULL)"
+)
 _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS journal_meta (key text PRIMARY KEY, value text NOT NULL)",
     (
@@ -42,6 +46,7 @@ _SCHEMA = [
         "CREATE TABLE IF NOT EXISTS journal_checkpoint "
         "(seq bigserial PRIMARY KEY, size bigint NOT NULL, note text NOT NULL)"
     ),
+    _CLAIM_SCHEMA,
     "INSERT INTO journal_head (id, size) VALUES (1, 0) ON CONFLICT DO NOTHING",
     (
         "INSERT INTO journal_meta (key, value) VALUES ('format', "  # noqa: S608 (a constant)
@@ -235,10 +240,52 @@ class PostgresStore(Store):
         hashes = self._frontier.get(size, lambda wanted: pick_nodes(wanted, rows), self.location)
         return size, hashes
 
-    def _append_locked(self, rows: Sequence[EntryRow]) -> int:
+    def _has_claims(self) -> bool:
+        return bool(self._all("SELECT to_regclass(%s) IS NOT NULL", (CLAIM_TABLE,))[0][0])
+
+    def append_claiming(self, rows: Sequence[EntryRow], claims: Sequence[str]) -> int:
+        """The locked path of ``append`` with the claims recorded in its transaction; a claim
+        already recorded (the primary key) rolls the whole append back."""
+        if not claims:
+            return self.append(rows)
+        if not self._has_claims():  # a journal made before claims: create the table once
+            with self._tx() as cur:
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (_INIT_LOCK,))
+                cur.execute(_CLAIM_SCHEMA)
+        with self._lock:
+            try:
+                return self._append_locked(rows, claims)
+            except BaseException as exc:
+                self._frontier.clear()
+                if isinstance(exc, psycopg.Error):
+                    msg = f"journal {self.location} failed: {str(exc).strip()}"
+                    raise StoreError(msg) from exc
+                raise
+
+    @staticmethod
+    def _claim(cur: psycopg.Cursor[Any], claims: Sequence[str], index: int) -> None:
+        cur.execute(
+            f"INSERT INTO {CLAIM_TABLE} (claim, idx) SELECT c, %s FROM unnest(%s::text[]) AS c "  # noqa: S608
+            "ON CONFLICT (claim) DO NOTHING",
+            (index, list(claims)),
+        )
+        if cur.rowcount == len(claims):
+            return
+        cur.execute(
+            f"SELECT claim, idx FROM {CLAIM_TABLE} WHERE claim = ANY(%s) AND idx <> %s",  # noqa: S608
+            (list(claims), index),
+        )
+        taken = cur.fetchone()
+        raise ClaimTakenError(
+            str(taken[0]) if taken else claims[0], int(taken[1]) if taken else None
+        )
+
+    def _append_locked(self, rows: Sequence[EntryRow], claims: Sequence[str] = ()) -> int:
         with self._db.transaction(), self._db.cursor() as cur:
             cur.execute("SELECT size FROM journal_head WHERE id = 1 FOR UPDATE")
             size = int((cur.fetchone() or (0,))[0])
+            if claims:
+                self._claim(cur, claims, size)
             load = lambda wanted: self._nodes_in(cur, wanted)  # noqa: E731
             frontier = self._frontier.get(size, load, self.location)
             nodes, grown = plan_append(size, frontier, [r[1] for r in rows])

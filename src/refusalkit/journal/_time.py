@@ -42,6 +42,20 @@ def _parse(value: str, end_of_day: bool) -> dt.datetime:
     return dt.datetime.combine(day, clock)
 
 
+_FIRST = "0001-01-01T00:00:00.000Z"
+_LAST = "9999-12-31T23:59:59.999Z"
+
+
+def _in_range(moment: dt.datetime) -> str:
+    """``moment`` in UTC; an offset time that falls before year 1 or after 9999 in UTC (e.g.
+    ``0001-01-01T00:30:00+01:00``) is the first or last millisecond a timestamp can hold, so
+    every year RFC 3339 §5.6 allows is a valid bound."""
+    try:
+        return format_timestamp(moment)
+    except OverflowError:
+        return _FIRST if moment.year == 1 else _LAST
+
+
 def normalise_time(value: str, *, name: str = "time", end_of_day: bool = False) -> str:
     """``value`` (RFC 3339 date-time or full-date) as UTC ``YYYY-MM-DDTHH:MM:SS.mmmZ``.
 
@@ -50,7 +64,7 @@ def normalise_time(value: str, *, name: str = "time", end_of_day: bool = False) 
     (exit 2) naming ``name`` for anything else, e.g. ``yesterday`` or a time without an offset.
     """
     try:
-        return format_timestamp(_parse(value.strip(), end_of_day))
+        return _in_range(_parse(value.strip(), end_of_day))
     except (ValueError, OverflowError) as exc:
         raise UsageError(
             f"{name} {value!r} is not an RFC 3339 time",

@@ -48,6 +48,8 @@ class VerifyReport:
     unsigned_entries: int
     key_names: tuple[str, ...]
     seconds: float
+    checkpoint_notes: tuple[str, ...] = ()
+    """The signed checkpoints that matched the entries (all of one tree), for quorum checks."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form for the CLI and the HTTP service."""
@@ -370,4 +372,5 @@ def verify_log(source: LogSource, origin: str, trusted: Sequence[NoteVerifier]) 
         unsigned_entries=source.size - vouched,
         key_names=tuple(sorted({v.name for v in trusted})),
         seconds=time.perf_counter() - started,
+        checkpoint_notes=tuple(note for _, note in issues.matched),
     )

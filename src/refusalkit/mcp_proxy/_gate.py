@@ -28,6 +28,7 @@ import anyio
 
 import refusalkit
 from refusalkit._internal.failclosed import failed_decision, safe_digest
+from refusalkit.approvals import ApprovalBook, needs_settling
 from refusalkit.decide import DecisionEncoder, DecisionPoint
 from refusalkit.journal import Journal, decision_fields
 from refusalkit.keyring import Keyring
@@ -138,6 +139,7 @@ class Gate:
         self.shadow = shadow
         self._journal = journal
         self._redactor = keyring.redactor()
+        self._keyring = keyring
         self._encoder = DecisionEncoder()
         self._timeout_s = timeout_s
         self._blocked: dict[str, _Block] = {}
@@ -238,8 +240,14 @@ class Gate:
             decision = _shadowed(decision)
         elif decision.action is Action.BLOCK and block is None:
             self._blocked[caller.session] = _Block(decision, None)  # before journaling: fail closed
-        entry = (self._encoder.encode(decision), decision_fields(decision))
-        [index] = await self._journal.append([entry])
+        if needs_settling(decision) and not self.shadow:  # a grant may let it run, once
+            asked, ring = decision, self._keyring
+            decision, index = await self._journal.write(
+                lambda journal: ApprovalBook(journal, ring).append_settled(asked)
+            )
+        else:
+            entry = (self._encoder.encode(decision), decision_fields(decision))
+            [index] = await self._journal.append([entry])
         self._appended += 1
         if decision.action is Action.BLOCK and block is None and not self.shadow:
             self._blocked[caller.session] = _Block(decision, index)

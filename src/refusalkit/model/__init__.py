@@ -4,6 +4,7 @@ Decisions, why-trail steps, requests, actions and reason codes, canonical JSON a
 """
 
 from refusalkit._internal.deprecated import moved as _moved
+from refusalkit.model._approval import DEFAULT_TTL_S, Approval, action_digest, parse_duration
 from refusalkit.model._canonical import canonical_json
 from refusalkit.model._codes import (
     REASON_CODES_VERSION,
@@ -25,9 +26,11 @@ from refusalkit.model._request import Request, parse_request
 
 __all__ = [
     "DECISION_SCHEMA",
+    "DEFAULT_TTL_S",
     "REASON_CODES_VERSION",
     "TYPED_REFUSAL_PREFIX",
     "Action",
+    "Approval",
     "Decision",
     "EngineRef",
     "PolicyRef",
@@ -35,9 +38,11 @@ __all__ = [
     "Request",
     "Subject",
     "WhyStep",
+    "action_digest",
     "canonical_json",
     "format_timestamp",
     "now_utc",
+    "parse_duration",
     "parse_request",
     "refusal_line",
     "uuid7",

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from refusalkit.errors import RequestError
+from refusalkit.model._approval import Approval
 from refusalkit.model._codes import Action, ReasonCode
 
 __all__ = ["DECISION_SCHEMA", "Decision", "EngineRef", "PolicyRef", "Subject", "WhyStep"]
@@ -118,6 +119,7 @@ class Decision:
     ``reason_codes_version`` is the registry version the code is read in. Left out (0), it is
     derived from the code: 1 unless the code was added later (``ReasonCode.since``); a record
     read from the wire keeps the version it states, which may not be older than its code's.
+    ``approval`` is set on a decision of a ``require-approval`` rule (docs/design/approvals.md).
     """
 
     decision_id: str
@@ -133,6 +135,7 @@ class Decision:
     decided_at: str
     reason_codes_version: int = 0
     schema: str = field(default=DECISION_SCHEMA)
+    approval: Approval | None = None
 
     def __post_init__(self) -> None:
         if self.reason_codes_version == 0:
@@ -154,8 +157,8 @@ class Decision:
         return self.reason_code.retryable if self.reason_code is not None else False
 
     def to_dict(self) -> dict[str, Any]:
-        """Wire form, keys in the documented order."""
-        return {
+        """Wire form, keys in the documented order; ``approval`` only when set."""
+        out: dict[str, Any] = {
             "schema": self.schema,
             "decision_id": self.decision_id,
             "action": self.action.value,
@@ -171,6 +174,9 @@ class Decision:
             "request_digest": self.request_digest,
             "decided_at": self.decided_at,
         }
+        if self.approval is not None:
+            out["approval"] = self.approval.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Decision:
@@ -182,6 +188,7 @@ class Decision:
             )
         code = data.get("reason_code")
         subject = data.get("subject") or {}
+        approval = data.get("approval")
         return cls(
             decision_id=str(data["decision_id"]),
             action=Action(data["action"]),
@@ -195,4 +202,5 @@ class Decision:
             request_digest=str(data["request_digest"]),
             decided_at=str(data["decided_at"]),
             reason_codes_version=int(data.get("reason_codes_version", 1)),
+            approval=Approval.from_dict(approval) if isinstance(approval, Mapping) else None,
         )

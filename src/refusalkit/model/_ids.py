@@ -33,4 +33,5 @@ def now_utc() -> dt.datetime:
 def format_timestamp(moment: dt.datetime) -> str:
     """RFC 3339 in UTC with millisecond precision and a ``Z`` (docs/design/decision.md)."""
     utc = moment.astimezone(dt.UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    # strftime's %Y does not pad years below 1000 on every platform; RFC 3339 §5.6 needs four
+    return f"{utc.year:04d}-" + utc.strftime("%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"

@@ -1,10 +1,11 @@
 """The one line a model reads when a tool call is refused (docs/design/decision.md).
 
 ``refused (<reason-code> by <rule>, retryable: yes|no): <message>`` — the same line wherever a
-refusal reaches a model: the framework integrations and the MCP proxy. One line, always: the
-message and the rule id come from a policy pack, so line breaks and other control characters in
-them are folded to spaces (a pack author cannot forge a second line the model would read as a
-separate instruction or tool result).
+refusal reaches a model: the framework integrations and the MCP proxy. A request for approval
+ends with `` [approval request <id>]``, the id an approver answers (docs/approvals.md). One
+line, always: the message and the rule id come from a policy pack, so line breaks and other
+control characters in them are folded to spaces (a pack author cannot forge a second line the
+model would read as a separate instruction or tool result).
 """
 
 from __future__ import annotations
@@ -33,4 +34,7 @@ def refusal_line(decision: Decision) -> str:
     message = _one_line(decision.message or code.meaning) or code.meaning
     rule = _one_line(decision.matched_rule)
     retry = "yes" if code.retryable else "no"
-    return f"refused ({code.value} by {rule}, retryable: {retry}): {message}"
+    line = f"refused ({code.value} by {rule}, retryable: {retry}): {message}"
+    if decision.approval is not None and code.value == "approval-required":
+        line += f" [approval request {_one_line(decision.approval.request_id)}]"
+    return line

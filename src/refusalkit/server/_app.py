@@ -20,7 +20,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from refusalkit._version import __version__
 from refusalkit.keyring import Keyring
-from refusalkit.server import _routes_decide, _routes_journal, _routes_ops, _ui
+from refusalkit.server import (
+    _routes_approvals,
+    _routes_decide,
+    _routes_journal,
+    _routes_ops,
+    _routes_tlog,
+    _ui,
+)
 from refusalkit.server._config import CONFIG_ENV, ServiceConfig
 from refusalkit.server._errors import install_error_handlers
 from refusalkit.server._fastpath import DecideFastPath
@@ -65,7 +72,14 @@ def create_app(config: ServiceConfig, *, keyring: Keyring | None = None) -> Fast
     )
     app.state.service = service
     install_error_handlers(app)
-    for module in (_routes_decide, _routes_journal, _routes_ops, _ui):
+    for module in (
+        _routes_decide,
+        _routes_journal,
+        _routes_tlog,
+        _routes_approvals,
+        _routes_ops,
+        _ui,
+    ):
         app.include_router(module.router)
     app.front(service, config.max_body_bytes)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]

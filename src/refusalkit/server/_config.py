@@ -26,7 +26,8 @@ class ServiceConfig:
     scheme, for a service behind a TLS-terminating proxy that forwards plain HTTP (without it,
     the cookie is ``Secure`` only on requests that arrive over https).
     The service signs a checkpoint every ``checkpoint_every`` seconds when the log grew, and has
-    each one cosigned by the ``witnesses`` (URL prefixes, C2SP tlog-witness). ``signer_state`` is
+    each one cosigned by the ``witnesses`` (URL prefix and cosigner key ``NAME+ID+BASE64`` each,
+    C2SP tlog-witness; only lines by that key that verify are kept). ``signer_state`` is
     the signer state directory (default: beside the keyring file; docs/design/journal.md).
     """
 
@@ -45,7 +46,7 @@ class ServiceConfig:
     engine: dict[str, Any] | None = None  # an EngineSpec.to_dict(): decide with it, not a pack
     secure_cookies: bool = False
     checkpoint_every: float = 10.0
-    witnesses: tuple[str, ...] = ()
+    witnesses: tuple[tuple[str, str], ...] = ()  # (URL prefix, the witness's cosigner key)
     signer_state: Path | None = None
 
     def to_json(self) -> str:
@@ -64,5 +65,5 @@ class ServiceConfig:
         for key in ("policy", "keys_file", "keyring", "signer_state"):
             if values.get(key) is not None:
                 values[key] = Path(values[key])
-        values["witnesses"] = tuple(values.get("witnesses", ()))
+        values["witnesses"] = tuple(tuple(pair) for pair in values.get("witnesses", ()))
         return cls(**values)

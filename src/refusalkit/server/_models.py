@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from refusalkit.model import Action, ReasonCode
 
 __all__ = [
+    "ApprovalAnswerModel",
+    "ApprovalsModel",
     "BatchRequestModel",
     "BatchResponseModel",
     "CheckpointModel",
@@ -256,3 +258,57 @@ class ReloadModel(BaseModel):
     loaded: bool
     digest: str
     previous_digest: str
+
+
+class PendingApprovalModel(BaseModel):
+    """A request for approval no one has answered (docs/design/approvals.md); `args` as a
+    why-trail shows them: redaction tokens unless their class is revealed."""
+
+    model_config = _FROZEN
+    request_id: str
+    journal_index: int
+    tool: str | None
+    agent: str | None
+    session: str | None
+    rule: str
+    message: str | None
+    args: dict[str, Any]
+    action_digest: str
+    policy: str
+    asked_at: str
+    expires_at: str
+    asked: int = Field(description="How many requests for the same action the journal holds.")
+
+
+class ApprovalsModel(BaseModel):
+    """The pending requests for approval, oldest first."""
+
+    model_config = _FROZEN
+    pending: list[PendingApprovalModel]
+
+
+class GrantBodyModel(BaseModel):
+    """Optional: how long the grant may be used (`90s`, `15m`, `2h`), at most the rule's ttl."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    ttl: str | None = Field(default=None, max_length=16)
+
+
+class DenyBodyModel(BaseModel):
+    """Optional: why, in words the agent's user will read."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    reason: str | None = Field(default=None, max_length=1000)
+
+
+class ApprovalAnswerModel(BaseModel):
+    """A grant or denial, journaled and signed; the approver is the API key's name."""
+
+    model_config = _FROZEN
+    request_id: str
+    answer: Literal["grant", "denial"]
+    journal_index: int
+    request_index: int
+    approver: str
+    expires_at: str | None
+    record: dict[str, Any]

@@ -26,7 +26,8 @@ from fastapi import APIRouter, Request, Response
 from starlette.types import Send
 
 from refusalkit._internal.keys import Scope
-from refusalkit.journal import Entry, decision_fields
+from refusalkit.approvals import ApprovalBook, needs_settling
+from refusalkit.journal import Entry, Journal, decision_fields
 from refusalkit.model import Decision
 from refusalkit.server._auth import Credentials, bearer_token
 from refusalkit.server._errors import ApiError, ErrorCode
@@ -93,6 +94,31 @@ def _not_journaled(exc: Exception) -> ApiError:
 async def _journal(service: Service, entries: list[Entry]) -> list[int]:
     try:
         return await service.journal.append(entries)
+    except Exception as exc:
+        raise _not_journaled(exc) from exc
+
+
+async def _settle(service: Service, decisions: list[Decision]) -> tuple[list[Decision], list[int]]:
+    """Journal decisions in order on the writer, each request for approval settled against the
+    journal's grants (docs/design/approvals.md): the allow that uses a grant (claimed in the same
+    transaction), or the request again with the reason. Rare, so off the group-commit path."""
+    ring = service.keyring
+
+    def run(journal: Journal) -> tuple[list[Decision], list[int]]:
+        book = ApprovalBook(journal, ring)
+        out: list[Decision] = []
+        indices: list[int] = []
+        for decision in decisions:
+            if needs_settling(decision):
+                settled, index = book.append_settled(decision)
+            else:
+                settled, [index] = decision, journal.append([decision.to_dict()])
+            out.append(settled)
+            indices.append(index)
+        return out, indices
+
+    try:
+        return await service.journal.write(run)
     except Exception as exc:
         raise _not_journaled(exc) from exc
 
@@ -183,8 +209,12 @@ async def answer_decide(service: Service, body: bytes) -> Answer:
     """Decide one request body, journal it, and make the answer."""
     started = time.perf_counter()
     decisions = [_decide_one(service, body)]
-    entries = _entries(service, decisions)
-    (index,) = await _journal(service, entries)
+    if needs_settling(decisions[0]):  # a request for approval: a grant may let it run, once
+        decisions, [index] = await _settle(service, decisions)
+        entries = _entries(service, decisions)
+    else:
+        entries = _entries(service, decisions)
+        (index,) = await _journal(service, entries)
     _account(service, decisions)
     service.metrics.latency.labels("decide").observe(time.perf_counter() - started)
     return Answer(entries[0][0], index)
@@ -246,8 +276,12 @@ async def answer_batch(service: Service, body: bytes) -> Answer:
     items = _batch_items(service, body)
     point = service.pack.point  # one pack for the whole batch
     decisions = [point.decide(item) for item in items]
-    entries = _entries(service, decisions)
-    indices = await _journal(service, entries) if entries else []
+    if any(needs_settling(d) for d in decisions):
+        decisions, indices = await _settle(service, decisions)
+        entries = _entries(service, decisions)
+    else:
+        entries = _entries(service, decisions)
+        indices = await _journal(service, entries) if entries else []
     _account(service, decisions)
     service.metrics.latency.labels("batch").observe(time.perf_counter() - started)
     return Answer(_batch_body([data for data, _ in entries], indices))

@@ -98,12 +98,14 @@ class Service:
 
 
 def _cosign(
-    note: str, urls: Sequence[str], proof: Callable[[int, int], list[bytes]]
+    note: str, witnesses: Sequence[tuple[str, str]], proof: Callable[[int, int], list[bytes]]
 ) -> tuple[str, Sequence[WitnessOutcome]]:
-    """Have ``note`` cosigned by the witnesses at ``urls`` (C2SP tlog-witness)."""
-    from refusalkit.witness import collect_cosignatures  # noqa: PLC0415 (only with --witness)
+    """Have ``note`` cosigned by each witness ``(URL, cosigner key)`` (C2SP tlog-witness),
+    keeping only the lines by that key that verify."""
+    from refusalkit.witness import CosignerKey, collect_cosignatures  # noqa: PLC0415
 
-    return collect_cosignatures(note, urls, proof)
+    targets = [(url, CosignerKey.parse(key)) for url, key in witnesses]
+    return collect_cosignatures(note, targets, proof)
 
 
 def _load(config: ServiceConfig) -> tuple[Keyring, Path]:

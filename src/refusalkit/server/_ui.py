@@ -23,8 +23,11 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from refusalkit._internal.keys import ApiKey, Scope
 from refusalkit._version import __version__
+from refusalkit.approvals import AnswerKind
+from refusalkit.server._auth import INSECURE_KEY
 from refusalkit.server._dashboard import CODE_COLOURS, DashboardData, gather
 from refusalkit.server._errors import ApiError
+from refusalkit.server._routes_approvals import answer_request, pending
 from refusalkit.server._service import Service
 from refusalkit.server._session import COOKIE_NAME
 from refusalkit.server._verify_job import verify_in_child
@@ -67,16 +70,23 @@ def _page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
 
 def _viewer(request: Request, service: Service) -> str | None:
     """The name of the logged-in key with ``read`` scope, or None."""
+    key = _viewer_key(request, service)
+    return key.name if key is not None else None
+
+
+def _viewer_key(request: Request, service: Service) -> ApiKey | None:
+    """The logged-in key's record when it has the ``read`` scope (re-read, so a revocation or a
+    changed scope takes effect at once), or None."""
     store = service.auth.store
     if store is None:
-        return "insecure-no-auth"
+        return INSECURE_KEY
     claims = service.sessions.read(request.cookies.get(COOKIE_NAME))
     if claims is None:
         return None
     key = _session_key(store.list_keys(), claims.name, claims.key_hash)
     if key is None or not key.allows(Scope.READ):
         return None
-    return key.name
+    return key
 
 
 def _session_key(keys: tuple[ApiKey, ...], name: str, key_hash: str) -> ApiKey | None:
@@ -208,6 +218,7 @@ async def dashboard(request: Request) -> Response:
     data = await _dashboard_data(service)
     await _verification(service, data.size)
     pack = service.pack.point.pack
+    key = _viewer_key(request, service)
     return _page(
         "dashboard.html",
         data=data,
@@ -215,4 +226,32 @@ async def dashboard(request: Request) -> Response:
         pack=pack,
         verify=service.verify,
         insecure=service.auth.store is None,
+        approvals=await pending(service),
+        can_approve=key is not None and key.allows(Scope.APPROVE),
+        notice=_NOTICES.get(request.query_params.get("answered", "")),
     )
+
+
+_NOTICES = {"grant": "Approved: the agent may now retry the call, once.", "denial": "Denied."}
+
+
+@router.post("/approvals/{request_id}/{verb}")
+async def answer(request: Request, request_id: str, verb: str) -> Response:
+    """Approve or deny a pending request from the dashboard: a same-site post by a logged-in key
+    with the ``approve`` scope, recorded in that key's name (as ``POST /v1/approvals/...``)."""
+    service: Service = request.app.state.service
+    if not _same_site(request):
+        return _cross_site()
+    key = _viewer_key(request, service)
+    if key is None:
+        return RedirectResponse("/ui/login", status_code=303)
+    kinds = {"grant": AnswerKind.GRANT, "deny": AnswerKind.DENIAL}
+    if verb not in kinds or not key.allows(Scope.APPROVE):
+        return _page("login.html", status=403 if verb in kinds else 404,
+                     error="Answering needs a key with the approve scope.")  # fmt: skip
+    try:
+        done = await answer_request(service, kinds[verb], request_id, key.name)
+    except ApiError as exc:
+        return _page("login.html", status=exc.status, error=exc.message)
+    service.dashboard_cache = None
+    return RedirectResponse(f"/ui?answered={done.answer}", status_code=303)

@@ -26,6 +26,7 @@ from refusalkit.witness._cosignature import (
     cosign,
     parse_cosignature,
     verify_cosignatures,
+    witnessed_sizes,
 )
 from refusalkit.witness._request import AddCheckpoint, RequestFormatError
 from refusalkit.witness._server import Answer, Witness, make_server
@@ -47,4 +48,5 @@ __all__ = [
     "parse_cosignature",
     "submit",
     "verify_cosignatures",
+    "witnessed_sizes",
 ]

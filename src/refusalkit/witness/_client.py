@@ -8,6 +8,7 @@ the witness keys they trust.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -15,7 +16,10 @@ import httpx
 
 from refusalkit.errors import VerificationError
 from refusalkit.journal import NoteSignature, parse_checkpoint_body, parse_note
+from refusalkit.witness._cosignature import CosignerKey, valid_cosigners
 from refusalkit.witness._request import AddCheckpoint
+
+log = logging.getLogger("refusalkit.witness.client")
 
 __all__ = ["ProofSource", "WitnessOutcome", "collect_cosignatures", "submit"]
 
@@ -25,12 +29,36 @@ ProofSource = Callable[[int, int], list[bytes]]
 
 @dataclass(frozen=True, slots=True)
 class WitnessOutcome:
-    """What one witness answered: its cosignature lines, or why there are none."""
+    """What one witness answered: its cosignature lines that verify, or why there are none;
+    ``dropped`` names the lines it returned that were not kept."""
 
     url: str
     lines: tuple[NoteSignature, ...] = ()
     error: str | None = None
     witness_size: int | None = None
+    dropped: tuple[str, ...] = ()
+
+
+def _keep_verified(outcome: WitnessOutcome, note: str, key: CosignerKey) -> WitnessOutcome:
+    """Only the lines by ``key`` (the witness asked) that verify against ``note``."""
+    if outcome.error:
+        return outcome
+    text = parse_note(note)[0]
+    kept: list[NoteSignature] = []
+    dropped: list[NoteSignature] = []
+    for line in outcome.lines:
+        ok = (line.name, line.key_id) == (key.name, key.key_id) and valid_cosigners(
+            f"{text}\n{line.line()}", [key]
+        )
+        (kept if ok else dropped).append(line)
+    names = tuple(f"{line.name}+{line.key_id:08x}" for line in dropped)
+    for name in names:
+        log.warning("dropped a line from witness %s: %s is not a valid cosignature by %s+%08x",
+                    outcome.url, name, key.name, key.key_id)  # fmt: skip
+    if not kept:
+        error = f"answered no valid cosignature by {key.name}+{key.key_id:08x}"
+        return WitnessOutcome(outcome.url, (), error, outcome.witness_size, names)
+    return WitnessOutcome(outcome.url, tuple(kept), None, outcome.witness_size, names)
 
 
 def _lines(text: str) -> tuple[NoteSignature, ...]:
@@ -68,12 +96,19 @@ def submit(
 
 
 def collect_cosignatures(
-    note: str, urls: Sequence[str], proof: ProofSource, *, timeout: float = 10.0
+    note: str,
+    witnesses: Sequence[tuple[str, CosignerKey]],
+    proof: ProofSource,
+    *,
+    timeout: float = 10.0,
 ) -> tuple[str, list[WitnessOutcome]]:
-    """Ask every witness in ``urls``; returns ``note`` with the cosignature lines appended."""
+    """Ask every witness ``(url, its cosigner key)``; returns ``note`` with the lines appended
+    that each witness signed under its configured key and that verify (others are dropped)."""
     text, signatures = parse_note(note)
     with httpx.Client(timeout=timeout) as client:
-        outcomes = [submit(client, url, note, proof) for url in urls]
+        outcomes = [
+            _keep_verified(submit(client, url, note, proof), note, key) for url, key in witnesses
+        ]
     merged = list(signatures)
     for outcome in outcomes:
         merged += [line for line in outcome.lines if line not in merged]

@@ -31,6 +31,7 @@ __all__ = [
     "cosigned_message",
     "parse_cosignature",
     "verify_cosignatures",
+    "witnessed_sizes",
 ]
 
 COSIGNATURE_TYPE = 0x04
@@ -155,3 +156,35 @@ def verify_cosignatures(note: str, keys: Sequence[CosignerKey]) -> list[Cosignat
             raise VerificationError(f"the cosignature of witness {key.name} does not verify")
         found.setdefault((key.name, key.key_id), cosignature)
     return list(found.values())
+
+
+def valid_cosigners(note: str, keys: Sequence[CosignerKey]) -> dict[bytes, str]:
+    """The distinct witness public keys (with a name each) whose cosignature on ``note``
+    verifies. A line under a known name and key ID that does not verify counts for nothing and
+    does not fail the note; two names over one public key count once (a cosignature does not
+    sign its cosigner's name, so a relabelled line is the same witness)."""
+    text, signatures = parse_note(note)
+    parse_checkpoint_body(text)
+    found: dict[bytes, str] = {}
+    for sig in signatures:
+        for key in keys:
+            if (key.name, key.key_id) != (sig.name, sig.key_id) or key.public_key in found:
+                continue
+            try:
+                if _valid(parse_cosignature(sig), key, text):
+                    found[key.public_key] = key.name
+            except VerificationError:
+                continue
+    return found
+
+
+def witnessed_sizes(
+    notes: Sequence[str], keys: Sequence[CosignerKey]
+) -> list[tuple[int, tuple[str, ...]]]:
+    """``(tree size, witness names)`` per checkpoint size among ``notes`` (one log's verified
+    checkpoints), counting distinct witness public keys over every note of that size."""
+    by_size: dict[int, dict[bytes, str]] = {}
+    for note in notes:
+        size = parse_checkpoint_body(parse_note(note)[0]).size
+        by_size.setdefault(size, {}).update(valid_cosigners(note, keys))
+    return sorted((size, tuple(sorted(found.values()))) for size, found in by_size.items())

@@ -6,21 +6,30 @@ signed it (or a trusted key's signature fails), 409 with ``text/x.tlog.size`` wh
 not the size it last cosigned, 422 for a size-0 checkpoint without the empty root, a proof where
 none belongs, a consistency proof that does not verify, or an equal size with another root; else
 it records the checkpoint durably and answers 200 with its cosignature line. Check and record
-hold one lock, so two requests never roll the state back (the spec's race).
+hold one lock, so two requests never roll the state back (the spec's race); across processes,
+``make_server`` holds an exclusive ``flock`` on ``DIR/serve.lock`` for the server's life, so a
+second server on the same directory refuses to start (two would cosign both sides of a fork).
+
+The server bounds what a client can hold: each connection has a read timeout (an idle or slow
+connection is closed), and at most ``max_connections`` are served at once, one thread each; a
+connection beyond the cap gets ``503`` at once, so idle connections cannot starve an honest
+``add-checkpoint``.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from refusalkit.errors import RefusalkitError, VerificationError
+from refusalkit.errors import RefusalkitError, UsageError, VerificationError
 from refusalkit.journal import (
     Checkpoint,
     open_checkpoint,
@@ -38,6 +47,13 @@ EMPTY_ROOT = hashlib.sha256(b"").digest()  # RFC 9162 §2.1.1: the hash of an em
 
 log = logging.getLogger("refusalkit.witness")
 MAX_BODY = 64 * 1024
+READ_TIMEOUT = 10.0
+MAX_CONNECTIONS = 64
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+    b"Content-Length: 31\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+    b"too many connections; try again\n"
+)
 
 
 class Answer(NamedTuple):
@@ -113,9 +129,10 @@ def _inconsistency(
     return None
 
 
-def _handler(witness: Witness) -> type[BaseHTTPRequestHandler]:
+def _handler(witness: Witness, read_timeout: float) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as the spec recommends
+        timeout = read_timeout  # StreamRequestHandler: a socket timeout for every read
         # one write per answer and no Nagle: headers and body in separate segments would wait
         # for the client's delayed ACK (~40 ms a round trip on Linux)
         wbufsize = 1 << 16
@@ -150,8 +167,81 @@ def _handler(witness: Witness) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def make_server(witness: Witness, host: str, port: int) -> ThreadingHTTPServer:
-    """An HTTP server (one thread per connection) answering ``POST .../add-checkpoint``."""
-    server = ThreadingHTTPServer((host, port), _handler(witness))
-    server.daemon_threads = True
-    return server
+def _lock_directory(witness: Witness) -> int:
+    """Hold ``DIR/serve.lock`` exclusively (non-blocking); a second server refuses to start."""
+    path = witness.directory.root / "serve.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise UsageError(
+            f"another witness process serves {witness.directory.root} (it holds {path})",
+            hint="Run one `refusalkit witness serve` per directory: two would each cosign one "
+            "side of a fork. Stop the other, or give this one its own directory and key.",
+        ) from None
+    return fd
+
+
+class WitnessServer(ThreadingHTTPServer):
+    """A threading HTTP server with a cap on concurrent connections (one thread each) and the
+    witness directory's inter-process lock, released by ``server_close``."""
+
+    daemon_threads = True
+
+    def __init__(
+        self, address: tuple[str, int], handler: Any, lock_fd: int, max_connections: int
+    ) -> None:
+        self._lock_fd = lock_fd
+        self._slots = threading.BoundedSemaphore(max_connections)
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Serve on a thread while a slot is free; else answer 503 and close at once."""
+        if not self._slots.acquire(blocking=False):
+            log.warning("connection cap reached: refused %s", client_address)
+            try:
+                request.settimeout(1.0)
+                request.sendall(_BUSY)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        """One connection's thread; frees its slot when the connection ends."""
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def server_close(self) -> None:
+        """Close the socket and release the directory lock."""
+        super().server_close()
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)
+            self._lock_fd = -1
+
+
+def make_server(
+    witness: Witness,
+    host: str,
+    port: int,
+    *,
+    read_timeout: float = READ_TIMEOUT,
+    max_connections: int = MAX_CONNECTIONS,
+) -> WitnessServer:
+    """An HTTP server answering ``POST .../add-checkpoint``: one thread per connection, at most
+    ``max_connections`` at once, ``read_timeout`` seconds per read; holds the directory's lock
+    (``UsageError`` when another server holds it)."""
+    fd = _lock_directory(witness)
+    try:
+        return WitnessServer((host, port), _handler(witness, read_timeout), fd, max_connections)
+    except BaseException:
+        os.close(fd)
+        raise

@@ -21,11 +21,12 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from refusalkit._durable import SlotFile, write_durably
-from refusalkit.errors import UsageError
+from refusalkit._durable import DamagedStateError, SlotFile, write_durably
+from refusalkit.errors import UsageError, VerificationError
 from refusalkit.journal import (
     Checkpoint,
     NoteVerifier,
+    open_checkpoint,
     parse_checkpoint_body,
     parse_note,
     valid_key_name,
@@ -51,6 +52,18 @@ def _read_json(path: Path, what: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise UsageError(f"the {what} {path} is not a JSON object")
     return data
+
+
+def _damaged(root: Path, origin: str, why: str) -> UsageError:
+    """The witness refuses to answer for a log whose state does not verify (fail closed):
+    read as "never cosigned", it would cosign a fork from size 0."""
+    return UsageError(
+        f"the witness state of {origin!r} is damaged: {why}",
+        hint=f"The witness answers 500 for this log until it is recovered. Restore {root}/state "
+        "from a backup, or give it the last checkpoint it cosigned for the log (e.g. from the "
+        f"log's store, with its cosignature): `refusalkit witness restore-state {root} "
+        "--checkpoint FILE`.",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,16 +145,34 @@ class WitnessDir:
     def latest(self, origin: str) -> Checkpoint | None:
         """The latest checkpoint cosigned for ``origin`` (None: never)."""
         path = self._state_path(origin)
-        text = SlotFile(path).read()
+        try:
+            text = SlotFile(path).read()
+        except DamagedStateError as exc:
+            raise _damaged(self.root, origin, str(exc)) from exc
         if text is None:
             return None
         try:
             data = json.loads(text)
-        except ValueError as exc:
-            raise UsageError(f"the witness state {path} is unreadable: {exc}") from exc
-        checkpoint = parse_checkpoint_body(parse_note(str(data["note"]))[0])
+            checkpoint = parse_checkpoint_body(parse_note(str(data["note"]))[0])
+        except (ValueError, KeyError, TypeError, VerificationError) as exc:
+            raise _damaged(self.root, origin, f"{path} is unreadable: {exc}") from exc
         if checkpoint.origin != origin:
-            raise UsageError(f"the witness state {path} is not for {origin!r}")
+            raise _damaged(self.root, origin, f"{path} is not for {origin!r}")
+        return checkpoint
+
+    def restore(self, note: str) -> Checkpoint:
+        """Recovery after damaged state: take ``note``, the last checkpoint this witness
+        cosigned for its log, from the operator (checked against the log's trusted keys), and
+        make it the state again. Overwrites whatever state the origin had."""
+        origin = parse_checkpoint_body(parse_note(note)[0]).origin
+        trusted = self.logs().get(origin)
+        if trusted is None:
+            raise UsageError(
+                f"the witness does not accept log {origin!r}",
+                hint="Add it first: `refusalkit witness add-log DIR --origin O --public-key K`.",
+            )
+        checkpoint = open_checkpoint(note, trusted, origin=origin)
+        self.remember(note)
         return checkpoint
 
     def remember(self, note: str) -> None:
