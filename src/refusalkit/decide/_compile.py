@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import jsonschema
@@ -26,6 +26,7 @@ from refusalkit.decide._conditions import (
 )
 from refusalkit.decide._fields import (
     EACH,
+    WALK,
     FieldPathError,
     Step,
     StepKind,
@@ -36,6 +37,7 @@ from refusalkit.decide._kinds import COMPONENTS, Kind, kind_parser
 from refusalkit.decide._logic import Severity
 from refusalkit.decide._records import make_step
 from refusalkit.decide._regex import search_predicate
+from refusalkit.decide._sets import NamedSets, bare_glob_error
 from refusalkit.decide._source import KeyPath, Lines
 from refusalkit.model import Action, WhyStep
 
@@ -77,6 +79,7 @@ class CondSpec:
     rest: tuple[Step, ...] = ()  # steps after the plain keys, up to any ``[*]``
     each: tuple[Step, ...] | None = None  # for a ``[*]`` path: the steps run on each element
     every: bool = False  # ``[*]``: every element must match (allow), else any element does
+    walk: bool = False  # ``**``: ``each`` runs on every string anywhere below ``parts``
 
 
 class KnownTool(NamedTuple):
@@ -404,12 +407,16 @@ class _Compiler:
         self.reveal = frozenset(k for k, v in classes.items() if v.get("reveal", False))
         self.kinds = {k: v for k, v in classes.items() if "kind" in v}
         _check_classes(classes, lines)
+        self.sets = NamedSets(data.get("sets", {}), lines)
 
     def spec(self, field: str, raw: Any, where: KeyPath, *, every: bool = False) -> CondSpec:
         try:
             parsed = parse_field_path(field)
         except FieldPathError as exc:
             raise self.lines.error(str(exc), where) from exc
+        if field == "tool":
+            bare_glob_error(raw, where, self.lines)
+        raw, labels = self.sets.expand(raw, where)
         named = raw.get("class", UNCLASSIFIED) if isinstance(raw, Mapping) else UNCLASSIFIED
         shown = field == "tool" or (isinstance(named, str) and named in self.reveal)
         declared = self.kinds.get(named) if isinstance(named, str) else None
@@ -419,6 +426,8 @@ class _Compiler:
             cond = compile_condition(raw, hide_values=not shown, kind=kind)
         except ConditionSpecError as exc:
             raise self.lines.error(str(exc), (*where, exc.key) if exc.key else where) from exc
+        if labels is not None:
+            cond = replace(cond, test_false=labels)
         field_class = cond.field_class or UNCLASSIFIED
         if field_class not in self.classes:
             raise self.lines.error(
@@ -428,19 +437,20 @@ class _Compiler:
             )
         reveal = field == "tool" or field_class in self.reveal
         steps = (*(Step(StepKind.KEY, p) for p in parsed.parts), *parsed.rest)
+        walk = WALK in steps
         if declared is not None:
             self.check_case(declared, raw, where)
-            steps = _with_parse(steps, declared)
+            steps = _with_parse(steps, declared, lenient=walk)
         plain = next((i for i, s in enumerate(steps) if s.kind is not StepKind.KEY), len(steps))
         rest, each = _split_each(steps[plain:])
         parts = tuple(s.arg for s in steps[:plain])
-        return CondSpec(field, parts, cond, field_class, reveal, rest, each, every)
+        return CondSpec(field, parts, cond, field_class, reveal, rest, each, every, walk)
 
     def check_case(self, declared: Mapping[str, Any], raw: Any, where: KeyPath) -> None:
         """A ``case_fold`` class sees lower-case values: upper-case literals could never match."""
         if not declared.get("case_fold") or not isinstance(raw, Mapping):
             return
-        for op in ("glob", "prefix", "in"):
+        for op in ("glob", "prefix", "under", "in"):
             items = raw.get(op)
             for item in items if isinstance(items, list) else [items]:
                 if isinstance(item, str) and item != item.lower():
@@ -547,9 +557,12 @@ class _Compiler:
         )
 
 
-def _with_parse(steps: tuple[Step, ...], declared: Mapping[str, Any]) -> tuple[Step, ...]:
+def _with_parse(
+    steps: tuple[Step, ...], declared: Mapping[str, Any], *, lenient: bool = False
+) -> tuple[Step, ...]:
     """Insert the kind's parse step: before the component the path names (``args.url.host``),
-    or at the end, where the parsed value is the kind's normal text."""
+    or at the end, where the parsed value is the kind's normal text. ``lenient``: the path
+    kind reads paths that climb above their start as the system does (``args.**``)."""
     kind = Kind(declared["kind"])
     names = COMPONENTS[kind]
     keys = [i for i, step in enumerate(steps) if step.kind is StepKind.KEY]
@@ -559,6 +572,7 @@ def _with_parse(steps: tuple[Step, ...], declared: Mapping[str, Any]) -> tuple[S
         record=at is not None,
         case_fold=bool(declared.get("case_fold")),
         windows=bool(declared.get("windows")),
+        lenient=lenient and kind is Kind.PATH,
     )
     step = Step(StepKind.PARSE, parse)
     if at is None:
@@ -567,10 +581,11 @@ def _with_parse(steps: tuple[Step, ...], declared: Mapping[str, Any]) -> tuple[S
 
 
 def _split_each(steps: tuple[Step, ...]) -> tuple[tuple[Step, ...], tuple[Step, ...] | None]:
-    """The steps before a ``[*]`` and those run on each element (None: no ``[*]``)."""
-    if EACH not in steps:
+    """The steps before a ``[*]`` (or ``**``) and those run on each element (None: neither)."""
+    fan = EACH if EACH in steps else WALK if WALK in steps else None
+    if fan is None:
         return steps, None
-    at = steps.index(EACH)
+    at = steps.index(fan)
     return steps[:at], steps[at + 1 :]
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from refusalkit.decide._glob import compile_glob
+from refusalkit.decide._glob import compile_glob, glob_to_regex
 from refusalkit.decide._logic import Tri
 from refusalkit.decide._regex import regex_literal, search_predicate
 
@@ -33,7 +33,8 @@ __all__ = [
 FALSE = Tri.FALSE
 UNKNOWN = Tri.UNKNOWN
 TRUE = Tri.TRUE
-OPERATORS = ("glob", "regex", "prefix", "in", "range", "cidr", "not")
+OPERATORS = ("glob", "regex", "prefix", "under", "in", "range", "cidr", "not")
+_COMBINE_FROM = 4  # a string test with more alternatives first asks one combined RE2 regex
 
 Check = Callable[[Any], int]
 # Per alternative: ("exact", s) value == s; ("base", n) last path segment == n;
@@ -120,8 +121,14 @@ def _label(op: str, items: Sequence[str]) -> str:
     return f"{op} {items[0]}" if len(items) == 1 else f"{op} [{', '.join(items)}]"
 
 
-def _string_any(preds: Sequence[Callable[[str], bool]]) -> Check:
-    """Any-of over string predicates; non-strings are unknown."""
+def _string_any(
+    preds: Sequence[Callable[[str], bool]], combined: Callable[[str], bool] | None = None
+) -> Check:
+    """Any-of over string predicates; non-strings are unknown.
+
+    ``combined``, when given, holds exactly when one of ``preds`` does (one RE2 alternation of
+    them all): a value it rejects is false after one search instead of one per alternative.
+    """
     if len(preds) == 1:
         only = preds[0]
 
@@ -133,10 +140,13 @@ def _string_any(preds: Sequence[Callable[[str], bool]]) -> Check:
         return check_one
 
     indexed = tuple(enumerate(preds))
+    first = combined
 
     def check_many(value: Any) -> int:
         if not isinstance(value, str):
             return UNKNOWN
+        if first is not None and not first(value):
+            return FALSE
         for index, pred in indexed:
             if pred(value):
                 return index
@@ -157,11 +167,51 @@ def _prefix_pred(prefix: str) -> Callable[[str], bool]:
     return lambda value: value.startswith(prefix)
 
 
+def _under_pred(directory: str) -> Callable[[str], bool]:
+    """A directory glob as a whole: the directory itself and everything under it."""
+    if not directory or directory.endswith("/"):
+        raise ConditionSpecError(
+            f"`under` names a directory without a trailing '/' (not {directory!r})", "under"
+        )
+    itself, inside = compile_glob(directory), compile_glob(directory + "/**")
+    return lambda value: itself(value) or inside(value)
+
+
+def _as_regex(op: str, item: str) -> str | None:
+    """The RE2 regex (search semantics) equivalent to one alternative, where there is one."""
+    if op == "regex":
+        return item
+    if op == "glob":
+        return glob_to_regex(item)
+    if op == "under":
+        return f"(?:{glob_to_regex(item)})|(?:{glob_to_regex(item + '/**')})"
+    return None
+
+
+def _combined(op: str, items: Sequence[str]) -> Callable[[str], bool] | None:
+    """One RE2 alternation of every alternative (None when there are few or one has none)."""
+    if len(items) < _COMBINE_FROM:
+        return None
+    parts = [_as_regex(op, item) for item in items]
+    if any(part is None for part in parts):
+        return None
+    try:
+        return search_predicate("|".join(f"(?:{part})" for part in parts))
+    except Exception:  # noqa: BLE001 (too big for RE2's memory budget: test one by one)
+        return None
+
+
 def _string_op(op: str, spec: Any) -> tuple[Check, tuple[str, ...], str]:
     items = _as_list(spec, op)
-    factory = {"glob": compile_glob, "regex": _regex_pred, "prefix": _prefix_pred}[op]
+    factory = {
+        "glob": compile_glob,
+        "regex": _regex_pred,
+        "prefix": _prefix_pred,
+        "under": _under_pred,
+    }[op]
     preds = [factory(item) for item in items]
-    return _string_any(preds), tuple(f"{op} {item}" for item in items), _label(op, items)
+    check = _string_any(preds, _combined(op, items))
+    return check, tuple(f"{op} {item}" for item in items), _label(op, items)
 
 
 def _ipv4(value: str) -> int | None:
@@ -364,7 +414,7 @@ def compile_condition(
 def _operator(
     op: str, arg: Any, field_class: str | None, hide: bool, kind: str | None
 ) -> Condition:
-    if op in ("glob", "regex", "prefix"):
+    if op in ("glob", "regex", "prefix", "under"):
         check, tests, false_text = _string_op(op, arg)
     elif op == "cidr":
         check, tests, false_text = _cidr_op(arg, names_false=kind == "url")

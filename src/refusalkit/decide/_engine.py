@@ -32,7 +32,7 @@ from refusalkit._version import __version__
 from refusalkit.decide._attest import Attestor
 from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, Plan, ToolRule
 from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN
-from refusalkit.decide._fields import MISSING, element_path, run_steps
+from refusalkit.decide._fields import MISSING, element_path, run_steps, walk_strings
 from refusalkit.decide._logic import Severity, Tri
 from refusalkit.decide._pack import Pack
 from refusalkit.decide._records import Subjects, make_decision, make_step
@@ -85,13 +85,14 @@ class Witness(NamedTuple):
     """Why a rule came out as it did: the condition, the value it saw, and check()'s outcome.
 
     For a ``[*]`` path, ``value`` is the element that decided, ``element`` its index and
-    ``outcomes`` every element's outcome (shown element by element in the trail).
+    ``outcomes`` every element's outcome (shown element by element in the trail); for a ``**``
+    path, ``element`` is the field path of the string that decided (``args.files[2].name``).
     """
 
     spec: CondSpec
     value: Any
     outcome: int
-    element: int | None = None
+    element: int | str | None = None
     outcomes: tuple[int, ...] | None = None
 
 
@@ -154,6 +155,8 @@ def _check_steps(value: Any, spec: CondSpec) -> Witness:
     if spec.each is None:
         outcome = UNKNOWN if value is _MISSING else check(value)
         return _tuple(Witness, (spec, value, outcome, None, None))
+    if spec.walk:
+        return _check_walk(value, spec)
     if type(value) is not list:
         return _tuple(Witness, (spec, value, UNKNOWN, None, None))
     after = spec.each
@@ -162,6 +165,29 @@ def _check_steps(value: Any, spec: CondSpec) -> Witness:
     element, outcome = _pick(outcomes, spec.every)
     shown = values[element] if element is not None else _MISSING
     return _tuple(Witness, (spec, shown, outcome, element, outcomes))
+
+
+def _check_walk(value: Any, spec: CondSpec) -> Witness:
+    """A ``**`` condition: every string below the field, combined as ``[*]`` combines elements.
+
+    A string the class's kind cannot read is not a value of that kind (a text of many lines is
+    no path), so it is left out rather than unknown; a missing field has no strings at all.
+    """
+    found = walk_strings(value, spec.path[:-3]) if value is not _MISSING else []
+    after = spec.each
+    where: list[str] = []
+    values: list[Any] = []
+    for path, text in found:
+        seen = run_steps(text, after) if after else text
+        if seen is not _MISSING:
+            where.append(path)
+            values.append(seen)
+    check = spec.cond.check
+    outcomes = tuple(check(v) for v in values)
+    element, outcome = _pick(outcomes, spec.every)
+    if element is None:
+        return _tuple(Witness, (spec, _MISSING, outcome, None, outcomes))
+    return _tuple(Witness, (spec, values[element], outcome, where[element], outcomes))
 
 
 def _check(request: Mapping[str, Any], spec: CondSpec) -> Witness:
@@ -268,10 +294,16 @@ def _generic_hits(
                 hits.append(_tuple(Hit, (position, state, seen)))
             continue
         state, witness = _eval_rule(request, tool, rule)
-        if state is FALSE and witness is not None and witness.outcomes is None:
+        if state is FALSE and witness is not None and _fixed_false(witness):
             trail[position] = plan.false_steps[witness.spec]
         else:  # a false ``[*]`` condition is shown element by element, so it is built
             hits.append(_tuple(Hit, (position, state, witness)))
+
+
+def _fixed_false(witness: Witness) -> bool:
+    """Whether a false outcome has the rule's fixed step: a plain field, or a ``**`` under any
+    (no string matched; which strings there were is not worth a step per request)."""
+    return witness.outcomes is None or (witness.spec.walk and not witness.spec.every)
 
 
 def _request_parts(request: Any) -> tuple[str, Mapping[str, Any], Mapping[str, Any]]:
@@ -695,12 +727,14 @@ class DecisionPoint:
             effect,
             matched=matched,
             decisive=decisive,
-            field=spec.path if index is None else element_path(spec.path, index),
+            field=_element_field(spec.path, index),
             field_class=spec.field_class,
             value=shown,
             test=spec.cond.describe(outcome),
             missing=missing or outcome == UNKNOWN,
-            detail=_elements_detail(witness.outcomes or (), every=spec.every),
+            detail=_walk_detail(witness.outcomes or (), every=spec.every)
+            if spec.walk
+            else _elements_detail(witness.outcomes or (), every=spec.every),
         )
 
     def _shown(self, spec: CondSpec, value: Any) -> str | None:
@@ -797,6 +831,26 @@ def _elements_detail(outcomes: tuple[int, ...], *, every: bool) -> str:
     more = len(outcomes) - _SHOWN_ELEMENTS
     tail = f", and {more} more" if more > 0 else ""
     return f"{mode}: {', '.join(shown)}{tail}"
+
+
+def _walk_detail(outcomes: tuple[int, ...], *, every: bool) -> str:
+    """``**`` outcomes, counted: ``any string: 3 strings, 1 true``."""
+    mode = "every string" if every else "any string"
+    if not outcomes:
+        return f"{mode}: no string below the field"
+    true = sum(1 for o in outcomes if o >= TRUE)
+    false = sum(1 for o in outcomes if o == FALSE)
+    unknown = len(outcomes) - true - false
+    counts = f"{len(outcomes)} strings, {true} true, {false} false"
+    return f"{mode}: {counts}" + (f", {unknown} unknown" if unknown else "")
+
+
+def _element_field(path: str, index: int | str | None) -> str:
+    """The field a list step names: the path itself, element ``index`` of a ``[*]``, or the
+    path of the string a ``**`` found."""
+    if index is None:
+        return path
+    return index if type(index) is str else element_path(path, int(index))
 
 
 def _where(line_number: int | None) -> str:
