@@ -39,7 +39,8 @@ def test_the_sources_are_the_versions_the_packs_name() -> None:
         assert "gitrob v2.0.0-beta-6-g7be4c53 (MIT)" in source
         assert "gitleaks b58d3f10 (MIT)" in source
     notices = example_path("THIRD-PARTY-NOTICES.md").read_text(encoding="utf-8")
-    assert "Michael Henriksen" in notices and "Zachary Rice" in notices
+    assert "Michael Henriksen" in notices
+    assert "Zachary Rice" in notices
 
 
 @pytest.mark.parametrize("name", PACKS)

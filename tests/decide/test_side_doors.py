@@ -57,9 +57,7 @@ def agent_tools() -> DecisionPoint:
 
 @pytest.fixture(scope="module")
 def mcp() -> DecisionPoint:
-    return DecisionPoint(
-        load_pack(example_path("mcp-filesystem.yaml")), Keyring.generate(), 10_000
-    )
+    return DecisionPoint(load_pack(example_path("mcp-filesystem.yaml")), Keyring.generate(), 10_000)
 
 
 def coder(dp: DecisionPoint, tool: str, **args: Any) -> Decision:
@@ -116,7 +114,8 @@ def test_the_trail_names_the_field_that_matched(agent_tools: DecisionPoint) -> N
     decision = coder(agent_tools, "git.log", options={"paths": ["src", "/workspace/.env"]})
     step = next(s for s in decision.why_trail if s.decisive)
     assert (step.rule, step.field) == ("sensitive_path", "args.options.paths[1]")
-    assert step.value is not None and "/workspace/.env" not in step.value  # redacted
+    assert step.value is not None
+    assert "/workspace/.env" not in step.value
 
 
 def test_mcp_refuses_searching_inside_a_credential_directory(mcp: DecisionPoint) -> None:
@@ -178,7 +177,9 @@ def test_agent_tools_refuses_writing_into_places_where_code_runs(
     assert refused(coder(agent_tools, "fs.write", path=path, content="echo pwned\n"))
     moved = coder(agent_tools, "fs.move", source="/workspace/src/x.sh", destination=path)
     assert refused(moved)
-    assert refused(coder(agent_tools, "fs.copy", path=path, source="/workspace/src/x"), "code_paths")
+    assert refused(
+        coder(agent_tools, "fs.copy", path=path, source="/workspace/src/x"), "code_paths"
+    )
 
 
 def test_reading_ci_definitions_stays_allowed(mcp: DecisionPoint) -> None:

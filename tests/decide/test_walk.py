@@ -81,7 +81,8 @@ def test_the_trail_names_the_string_and_counts_them(dp_for: PackFactory) -> None
     step = next(s for s in decision.why_trail if s.rule == "secret")
     assert step.field == "args.files[1].name"
     assert step.detail == "any string: 2 strings, 1 true, 1 false"
-    assert step.value is not None and step.value.startswith("<redacted:")
+    assert step.value is not None
+    assert step.value.startswith("<redacted:")
 
 
 def test_odd_keys_are_not_named_in_the_trail(dp_for: PackFactory) -> None:

@@ -117,6 +117,10 @@ class ToolRule:
     branches: tuple[Branch, ...]
     always: bool  # no `when` at all
     single: CondSpec | None = None  # the only condition left, when there is exactly one
+    # every branch is one ``**`` condition under any-of, on one field and kind: decided by one
+    # walk of the field (``_walk_hits`` in the engine)
+    walks: tuple[CondSpec, ...] | None = None
+    walk_any: Callable[[str], bool] | None = None  # holds when some branch may hold on a string
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,7 +301,7 @@ class RuleSet:
         self._cache: dict[str, Plan] = {}
         self._named = frozenset(name for rule in rules for name in _tool_names(rule) or ())
         self._open = tuple(rule for rule in rules if _tool_names(rule) is None)
-        self._open_plans: dict[str, Plan] = {}
+        self._open_plans: dict[tuple[int | None, ...], Plan] = {}
 
     def for_tool(self, tool: str) -> Plan:
         """The plan for ``tool``: the rules that can apply (tool conditions evaluated once).
@@ -308,16 +312,37 @@ class RuleSet:
         hit = self._cache.get(tool)
         if hit is not None:
             return hit
-        source = self.rules if tool in self._named else self._open
-        if not source:
+        if tool not in self._named:
+            return self._open_plan(tool)
+        rules = tuple(t for t in (_specialise(r, tool) for r in self.rules) if t is not None)
+        plan = make_plan(rules) if rules else _EMPTY_PLAN
+        self._cache[tool] = plan
+        return plan
+
+    def _open_plan(self, tool: str) -> Plan:
+        """The plan of a tool no rule names exactly. It depends on the tool only through the
+        outcomes of the open rules' tool conditions, so tools with the same outcomes share one
+        (an agent that makes up tool names does not build a plan per name)."""
+        if not self._open:
             return _EMPTY_PLAN
-        rules = tuple(t for t in (_specialise(r, tool) for r in source) if t is not None)
-        if not rules:
-            return _EMPTY_PLAN
-        plan = make_plan(rules)
-        if tool in self._named or len(self._cache) < _CACHE_LIMIT:
+        signature = tuple(
+            _tool_outcome(conds, tool) for rule in self._open for conds in rule.branches or ((),)
+        )
+        plan = self._open_plans.get(signature)
+        if plan is None:
+            rules = tuple(t for t in (_specialise(r, tool) for r in self._open) if t is not None)
+            plan = make_plan(rules) if rules else _EMPTY_PLAN
+            if len(self._open_plans) < _CACHE_LIMIT:
+                self._open_plans[signature] = plan
+        if len(self._cache) < _CACHE_LIMIT:
             self._cache[tool] = plan
         return plan
+
+
+def _tool_outcome(conds: tuple[CondSpec, ...], tool: str) -> int | None:
+    """The outcome of a branch's ``tool`` condition on ``tool`` (None: it has none)."""
+    spec = next((c for c in conds if c.path == "tool"), None)
+    return None if spec is None else spec.cond.check(tool)
 
 
 def _tool_names(rule: CompiledRule) -> frozenset[str] | None:
@@ -355,7 +380,34 @@ def _specialise(rule: CompiledRule, tool: str) -> ToolRule | None:
     single = only[0] if len(only) == 1 else None
     if single is not None and (single.rest or single.each is not None):
         single = None  # a list or element path goes through the general evaluation
-    return ToolRule(rule, tuple(kept), always=False, single=single)
+    walks = _walks(kept)
+    return ToolRule(
+        rule, tuple(kept), always=False, single=single, walks=walks, walk_any=_walk_any(walks)
+    )
+
+
+def _walk_any(walks: tuple[CondSpec, ...] | None) -> Callable[[str], bool] | None:
+    """One RE2 search for "some branch of a ``**`` rule holds on this string" (None: no)."""
+    patterns = [spec.cond.pattern for spec in walks or ()]
+    if not patterns or any(p is None for p in patterns):
+        return None
+    try:
+        return search_predicate("|".join(f"(?:{p})" for p in patterns if p is not None))
+    except Exception:  # noqa: BLE001 (too big for RE2: each branch is asked on its own)
+        return None
+
+
+def _walks(kept: list[Branch]) -> tuple[CondSpec, ...] | None:
+    """The ``**`` conditions of a rule whose every branch is one, any-of, on one field and kind."""
+    if any(len(branch.conds) != 1 for branch in kept):
+        return None
+    specs = tuple(branch.conds[0] for branch in kept)
+    first = specs[0]
+    if not all(s.walk and not s.every for s in specs):
+        return None
+    if any(s.parts != first.parts or s.each != first.each for s in specs):
+        return None
+    return specs
 
 
 @dataclass(frozen=True, slots=True)

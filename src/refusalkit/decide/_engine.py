@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -32,7 +33,7 @@ from refusalkit._version import __version__
 from refusalkit.decide._attest import Attestor
 from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, Plan, ToolRule
 from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN
-from refusalkit.decide._fields import MISSING, element_path, run_steps, walk_strings
+from refusalkit.decide._fields import MISSING, StepKind, element_path, run_steps, walk_strings
 from refusalkit.decide._logic import Severity, Tri
 from refusalkit.decide._pack import Pack
 from refusalkit.decide._records import Subjects, make_decision, make_step
@@ -167,21 +168,40 @@ def _check_steps(value: Any, spec: CondSpec) -> Witness:
     return _tuple(Witness, (spec, shown, outcome, element, outcomes))
 
 
+_walks = threading.local()  # per thread: the strings of the field the last ``**`` walked
+
+
+def _strings(value: Any, spec: CondSpec) -> tuple[list[str], list[Any]]:
+    """The paths and (parsed) values of the strings below a field: walked once per decision
+    and field and kind (the memo is cleared when a decision starts, ``_walk_reset``)."""
+    after = spec.each or ()
+    memo = getattr(_walks, "memo", None)
+    if memo is not None and memo[0] is value and memo[1] == after:
+        return memo[2], memo[3]
+    found = walk_strings(value, spec.path[:-3]) if value is not _MISSING else []
+    where: list[str] = []
+    values: list[Any] = []
+    parse = after[0].arg if len(after) == 1 and after[0].kind is StepKind.PARSE else None
+    for path, text in found:
+        seen = parse(text) if parse is not None else run_steps(text, after) if after else text
+        if seen is not _MISSING:
+            where.append(path)
+            values.append(seen)
+    _walks.memo = (value, after, where, values)
+    return where, values
+
+
+def _walk_reset() -> None:
+    _walks.memo = None
+
+
 def _check_walk(value: Any, spec: CondSpec) -> Witness:
     """A ``**`` condition: every string below the field, combined as ``[*]`` combines elements.
 
     A string the class's kind cannot read is not a value of that kind (a text of many lines is
     no path), so it is left out rather than unknown; a missing field has no strings at all.
     """
-    found = walk_strings(value, spec.path[:-3]) if value is not _MISSING else []
-    after = spec.each
-    where: list[str] = []
-    values: list[Any] = []
-    for path, text in found:
-        seen = run_steps(text, after) if after else text
-        if seen is not _MISSING:
-            where.append(path)
-            values.append(seen)
+    where, values = _strings(value, spec)
     check = spec.cond.check
     outcomes = tuple(check(v) for v in values)
     element, outcome = _pick(outcomes, spec.every)
@@ -282,6 +302,13 @@ def _generic_hits(
     rules = plan.rules
     for position in plan.generic:
         rule = rules[position]
+        if rule.walks is not None:
+            hit = _walk_hit(request, position, rule)
+            if hit is None:
+                trail[position] = plan.false_steps[rule.walks[0]]
+            else:
+                hits.append(hit)
+            continue
         spec = rule.single
         if spec is not None:  # one condition: _eval_rule's result, without its loops
             value = _lookup(request, spec.parts)
@@ -298,6 +325,33 @@ def _generic_hits(
             trail[position] = plan.false_steps[witness.spec]
         else:  # a false ``[*]`` condition is shown element by element, so it is built
             hits.append(_tuple(Hit, (position, state, witness)))
+
+
+def _walk_hit(request: Mapping[str, Any], position: int, rule: ToolRule) -> Hit | None:
+    """A rule of ``**`` branches (any-of, one field): its strings found once, then one search
+    over every branch (``walk_any``) and, where that holds, each branch's check in turn; the
+    first branch that holds decides, as ``_eval_rule`` would."""
+    walks = rule.walks or ()
+    first = walks[0]
+    where, values = _strings(_lookup(request, first.parts), first)
+    maybe = rule.walk_any
+    if values and (maybe is None or any(type(v) is not str or maybe(v) for v in values)):
+        for spec in walks:
+            check = spec.cond.check
+            outcomes = tuple(check(v) for v in values)
+            element, outcome = _pick(outcomes, every=False)
+            if outcome != FALSE and element is not None:
+                state = TRUE if outcome >= TRUE else UNKNOWN
+                seen = (spec, values[element], outcome, where[element], outcomes)
+                return _tuple(Hit, (position, state, _tuple(Witness, seen)))
+    return None
+
+
+def _walks_in(compiled: Any) -> bool:
+    """Whether any rule or filter of a compiled pack has a ``**`` path."""
+    specs = [f.spec for f in compiled.filters]
+    specs += [c for rule in compiled.rules.rules for branch in rule.branches for c in branch]
+    return any(spec.walk for spec in specs)
 
 
 def _fixed_false(witness: Witness) -> bool:
@@ -340,6 +394,7 @@ class DecisionPoint:
         "_steps",
         "_subjects",
         "_tokens",
+        "_walks",
         "pack",
     )
 
@@ -364,6 +419,7 @@ class DecisionPoint:
         self._subjects = Subjects()
         self._steps: BoundedCache[Any, WhyStep] = BoundedCache(_CACHE_LIMIT)
         self._last_token = ("", "", "")
+        self._walks = _walks_in(compiled)
         effect = compiled.default.value
         self._default_steps = tuple(
             make_step("@default", effect, matched=True, decisive=decisive, test="no rule matched")
@@ -430,6 +486,8 @@ class DecisionPoint:
             raise RequestError(_BIG_INTEGER) from exc
         subject = self._subject(caller.get("agent"), caller.get("session"))
         steps: list[WhyStep] = []
+        if self._walks:
+            _walk_reset()
         try:
             if self._has_stages:
                 self._stages(request, tool, args, caller, steps)

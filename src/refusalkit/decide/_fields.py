@@ -16,6 +16,7 @@ decided by its own path (``args.files[2].name``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from enum import Enum
@@ -99,15 +100,14 @@ def parse_field_path(text: str) -> FieldPath:
 
 def _parse_walk(text: str, segments: list[str]) -> FieldPath:
     if segments.index("**") != len(segments) - 1 or len(segments) < 2:
-        raise FieldPathError(
-            f"field path {text!r}: ** comes last, after plain keys, e.g. args.**"
-        )
+        raise FieldPathError(f"field path {text!r}: ** comes last, after plain keys, e.g. args.**")
     head = parse_field_path(".".join(segments[:-1]))
     if head.rest:
         raise FieldPathError(f"field path {text!r}: ** follows plain keys only, e.g. args.**")
     return FieldPath(text, head.parts, (WALK,))
 
 
+@functools.lru_cache(maxsize=1024)
 def _key_text(key: str) -> str:
     """A key as the trail names it: plain identifiers literally, any other key as ``*`` (a
     key is request data, and an odd one may be a value in disguise)."""
@@ -119,6 +119,10 @@ def walk_strings(value: Any, path: str = "") -> list[tuple[str, str]]:
 
     Iterative (no recursion limit); object keys are not visited, only values.
     """
+    if type(value) is dict:  # flat arguments (strings only) at once
+        flat = [(path + _key_text(k), v) for k, v in value.items() if type(v) is str]
+        if len(flat) == len(value):
+            return flat
     found: list[tuple[str, str]] = []
     stack: list[tuple[str, Any]] = [(path, value)]
     while stack:

@@ -360,9 +360,7 @@ def kind_parser(
     if kind is Kind.PATH:
         if not case_fold and not windows and not lenient:
             return _parse_posix_path
-        return functools.partial(
-            parse_path, case_fold=case_fold, windows=windows, lenient=lenient
-        )
+        return functools.partial(parse_path, case_fold=case_fold, windows=windows, lenient=lenient)
     if kind is Kind.URL:
         return functools.partial(parse_url, record=record)
     return functools.partial(parse_shell, record=record)

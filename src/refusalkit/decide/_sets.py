@@ -33,7 +33,7 @@ class NamedSets:
         self._lines = lines
         self._values: dict[str, list[Any]] = {}
         for name, spec in raw.items():
-            values = spec.get("values") if isinstance(spec, Mapping) else spec
+            values = spec.get("values", ()) if isinstance(spec, Mapping) else spec
             self._values[name] = list(values)
 
     def expand(self, raw: Any, where: KeyPath) -> tuple[Any, str | None]:
