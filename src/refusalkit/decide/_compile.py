@@ -433,8 +433,9 @@ class CompiledPack:
 def _check_classes(classes: Mapping[str, Any], lines: Lines) -> None:
     """Field-class options that contradict each other are load errors (docs/design/policy.md)."""
     for name, spec in classes.items():
-        if spec.get("kind") != "path" and ("case_fold" in spec or "windows" in spec):
-            option = "case_fold" if "case_fold" in spec else "windows"
+        options = [o for o in ("case_fold", "windows", "resolve") if o in spec]
+        if spec.get("kind") != "path" and options:
+            option = options[0]
             raise lines.error(
                 f"{option} is an option of kind: path",
                 ("field_classes", name, option),
@@ -493,10 +494,18 @@ class _Compiler:
         if declared is not None:
             self.check_case(declared, raw, where)
             steps = _with_parse(steps, declared, lenient=walk)
+            if declared.get("resolve") and not walk:
+                steps = self.both_forms(steps)
         plain = next((i for i, s in enumerate(steps) if s.kind is not StepKind.KEY), len(steps))
         rest, each = _split_each(steps[plain:])
         parts = tuple(s.arg for s in steps[:plain])
         return CondSpec(field, parts, cond, field_class, reveal, rest, each, every, walk)
+
+    def both_forms(self, steps: tuple[Step, ...]) -> tuple[Step, ...]:
+        """``resolve: true``: the two forms of the path are checked as the elements of a list
+        (any form under deny, both under allow); under a ``[*]`` path each element's forms
+        join the elements (``_forms`` in the engine)."""
+        return steps if EACH in steps else (*steps, EACH)
 
     def check_case(self, declared: Mapping[str, Any], raw: Any, where: KeyPath) -> None:
         """A ``case_fold`` class sees lower-case values: upper-case literals could never match."""
@@ -625,6 +634,7 @@ def _with_parse(
         case_fold=bool(declared.get("case_fold")),
         windows=bool(declared.get("windows")),
         lenient=lenient and kind is Kind.PATH,
+        resolve=bool(declared.get("resolve")),
     )
     step = Step(StepKind.PARSE, parse)
     if at is None:

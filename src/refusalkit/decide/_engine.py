@@ -162,10 +162,26 @@ def _check_steps(value: Any, spec: CondSpec) -> Witness:
         return _tuple(Witness, (spec, value, UNKNOWN, None, None))
     after = spec.each
     values = [run_steps(item, after) if after else item for item in value]
+    owners: list[int] | None = None
+    if any(type(v) is list for v in values):  # a resolving path class: each element's forms
+        values, owners = _forms(values)
     outcomes = tuple(UNKNOWN if v is _MISSING else check(v) for v in values)
     element, outcome = _pick(outcomes, spec.every)
     shown = values[element] if element is not None else _MISSING
+    if owners is not None and element is not None:
+        element = owners[element]
     return _tuple(Witness, (spec, shown, outcome, element, outcomes))
+
+
+def _forms(values: list[Any]) -> tuple[list[Any], list[int]]:
+    """Elements whose parse gave several forms, flattened, with the element each came from."""
+    flat: list[Any] = []
+    owners: list[int] = []
+    for index, value in enumerate(values):
+        forms = value if type(value) is list else [value]
+        flat.extend(forms)
+        owners.extend(index for _ in forms)
+    return flat, owners
 
 
 _walks = threading.local()  # per thread: the strings of the field the last ``**`` walked
@@ -184,7 +200,10 @@ def _strings(value: Any, spec: CondSpec) -> tuple[list[str], list[Any]]:
     parse = after[0].arg if len(after) == 1 and after[0].kind is StepKind.PARSE else None
     for path, text in found:
         seen = parse(text) if parse is not None else run_steps(text, after) if after else text
-        if seen is not _MISSING:
+        if type(seen) is list:  # a resolving path class: the lexical and the resolved form
+            where.extend(path for _ in seen)
+            values.extend(seen)
+        elif seen is not _MISSING:
             where.append(path)
             values.append(seen)
     _walks.memo = (value, after, where, values)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import os
 import re
 import shlex
 from collections.abc import Callable, Mapping
@@ -30,7 +31,15 @@ from urllib.parse import urlsplit
 
 from refusalkit.decide._fields import MISSING
 
-__all__ = ["COMPONENTS", "Kind", "kind_parser", "parse_path", "parse_shell", "parse_url"]
+__all__ = [
+    "COMPONENTS",
+    "Kind",
+    "kind_parser",
+    "parse_path",
+    "parse_shell",
+    "parse_url",
+    "path_forms",
+]
 
 
 class Kind(Enum):
@@ -113,6 +122,29 @@ def parse_path(
         return MISSING
     out = _path(value, case_fold=case_fold, windows=windows, lenient=lenient)
     return MISSING if out is None else out
+
+
+def path_forms(
+    value: Any, *, case_fold: bool = False, windows: bool = False, lenient: bool = False
+) -> Any:
+    """``resolve: true``: the lexical normal form and the form the host resolves (``realpath``:
+    symbolic links followed), as a list of one or two; ``MISSING`` when either is unknown.
+
+    Only meaningful where the decision runs on the host of the tool (``mcp wrap`` of a local
+    server, the local enforcer), and only for links that exist when the decision is made.
+    """
+    lexical = parse_path(value, case_fold=case_fold, windows=windows, lenient=lenient)
+    if lexical is MISSING:
+        return MISSING
+    text = value.replace("\\", "/") if windows else value
+    try:
+        real = os.path.realpath(text)
+    except (OSError, ValueError):
+        return MISSING
+    real = parse_path(real, case_fold=case_fold, lenient=True)
+    if real is MISSING:
+        return MISSING
+    return [lexical] if real == lexical else [lexical, real]
 
 
 def _parse_posix_path(value: Any) -> Any:
@@ -355,8 +387,11 @@ def kind_parser(
     case_fold: bool = False,
     windows: bool = False,
     lenient: bool = False,
+    resolve: bool = False,
 ) -> Callable[[Any], Any]:
     """The parse function of a kind (one object per options, so conditions can share it)."""
+    if kind is Kind.PATH and resolve:
+        return functools.partial(path_forms, case_fold=case_fold, windows=windows, lenient=lenient)
     if kind is Kind.PATH:
         if not case_fold and not windows and not lenient:
             return _parse_posix_path
