@@ -2,9 +2,13 @@
 
 As httpx does: every public module's ``__all__`` matches the list below; every name in it
 resolves; every public name a module binds is in it; and no module imports another package's
-internals (an underscore module is imported only from inside the package that holds it). A new
-package or public module fails ``test_every_public_module_is_pinned`` until it is added to
-``PUBLIC`` (docs/design/architecture.md, Module rules).
+internals (an underscore module is imported only from inside the package that holds it). The
+exception is the shared internal layer, ``refusalkit._internal`` (and the root's own underscore
+modules): any package may import it, and it imports nothing above the record model, so what
+several packages share is internal without becoming public. A new package or public module fails
+``test_every_public_module_is_pinned`` until it is added to ``PUBLIC``
+(docs/design/architecture.md, Module rules). Names that moved stay importable with a
+``DeprecationWarning`` (``DEPRECATED``) until the release CHANGELOG.md names.
 """
 
 from __future__ import annotations
@@ -30,8 +34,8 @@ PUBLIC: dict[str, list[str]] = {
     "refusalkit.chat": [
         "Attempt", "ChatResponse", "ChatRuntime", "EndpointResponder", "EthicsPack",
         "EthicsVerdict", "Identity", "LogRefusalSink", "OtelRefusalSink", "PredicateResult",
-        "RefusalSink", "Reply", "Responder", "SafetyVerdict", "ToolCall", "TurnEvent",
-        "load_ethics_pack", "read_transcript", "replay",
+        "RefusalSink", "Reply", "Responder", "SafetyVerdict", "ScanFinding", "ToolCall",
+        "TurnEvent", "load_ethics_pack", "read_transcript", "redact", "replay", "scan",
     ],
     "refusalkit.cli": ["app", "main"],
     "refusalkit.client": ["AsyncClient", "Client"],
@@ -39,11 +43,6 @@ PUBLIC: dict[str, list[str]] = {
         "CaseResult", "DecisionEncoder", "DecisionPoint", "LintCode", "LintWarning", "Pack",
         "decide_lines", "explain", "lint_pack", "lint_text", "load_cases", "load_pack",
         "mint_token", "public_key_from_seed", "run_cases",
-        # For refusalkit.engines, which builds the same records as the built-in engine and may
-        # not import decide's underscore modules: the slot-filling record builders (one way to
-        # make a Decision/WhyStep fast), the shared bounded Subject cache, the UUIDv7+timestamp
-        # stamp, and the YAML line reader that gives mapping files file:line errors.
-        "Lines", "Subjects", "make_decision", "make_step", "read_pack_source", "stamp",
     ],
     "refusalkit.enforce": [
         "Enforcer", "JournalWriter", "LocalEnforcer", "ToolBlockedError", "enforcer", "fail_closed",
@@ -61,11 +60,13 @@ PUBLIC: dict[str, list[str]] = {
     "refusalkit.integrations.openai_agents": ["refusal_guardrail"],
     "refusalkit.integrations.pydantic_ai": ["RefusalCapability"],
     "refusalkit.journal": [
-        "Checkpoint", "EquivocationError", "Evidence", "Journal", "NotAnExtensionError",
+        "Checkpoint", "CheckpointScheduler", "Cosigner", "Entry", "EquivocationError", "Evidence",
+        "Journal", "JournalAccess", "NotAnExtensionError",
         "NoteSignature", "NoteVerifier", "OpenedNote", "Receipt", "UntrustedKeyError",
         "VerifyReport", "bundle_checkpoints", "decision_fields", "export_bundle", "leaf_hash",
         "normalise_time", "open_checkpoint", "open_journal", "open_note",
-        "parse_checkpoint_body", "parse_note", "read_checkpoint_file", "signer_state_dir",
+        "parse_checkpoint_body", "parse_note", "read_checkpoint_file", "sign_if_grown",
+        "signer_state_dir",
         "valid_key_name", "verify_bundle", "verify_consistency", "verify_inclusion",
         "verify_proof", "verify_receipt",
     ],
@@ -80,7 +81,7 @@ PUBLIC: dict[str, list[str]] = {
         "Action", "DECISION_SCHEMA", "Decision", "EngineRef", "PolicyRef",
         "REASON_CODES_VERSION", "ReasonCode", "Request", "Subject", "TYPED_REFUSAL_PREFIX",
         "WhyStep", "canonical_json", "format_timestamp", "now_utc", "parse_request", "refusal_line",
-        "unavailable_decision", "uuid7",
+        "uuid7",
     ],
     "refusalkit.engines": [
         "Adapter", "AdapterFailure", "AgtAdapter", "CedarAdapter", "EngineKind", "EngineMapping",
@@ -101,9 +102,8 @@ PUBLIC: dict[str, list[str]] = {
         "DECISION_SCHEMA_FILE", "PACK_SCHEMA_FILE", "SCHEMAS_DIR", "load_schema",
     ],
     "refusalkit.server": [
-        "ApiError", "ApiKey", "Authenticator", "ErrorCode", "JournalAccess", "KeyStore", "Scope",
-        "ServiceConfig", "app_from_environment", "create_app", "error_response", "parse_scopes",
-        "serve",
+        "ApiKey", "ErrorCode", "KeyStore", "Scope", "ServiceConfig", "app_from_environment",
+        "create_app", "parse_scopes", "serve",
     ],
     "refusalkit.witness": [
         "AddCheckpoint", "Answer", "Cosignature", "CosignerKey", "ProofSource",
@@ -223,6 +223,69 @@ def test_the_import_rule_itself() -> None:
     assert owner("refusalkit.provenance._verdict") == "refusalkit.provenance"
     assert owner("refusalkit._version") == "refusalkit"  # root internals are shared by all
     assert owner("refusalkit.decide._engine") == "refusalkit.decide"
+
+
+def test_the_shared_layer_is_everyones() -> None:
+    assert owner("refusalkit._internal.records") == "refusalkit"
+    assert owner("refusalkit._internal") == "refusalkit"
+
+
+# What the shared layer may import: itself, the root's internals, and the packages below every
+# part (the record model, the errors). Never a part, so importing it costs no part's dependencies.
+SHARED_LAYER_MAY_IMPORT = ("refusalkit._", "refusalkit.model", "refusalkit.errors")
+
+
+def test_the_shared_layer_imports_nothing_above_the_model() -> None:
+    above = set()
+    for path in sorted((SRC / "_internal").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and _ours(node.module):
+                module = node.module or ""
+                if not module.startswith(SHARED_LAYER_MAY_IMPORT):
+                    above.add((path.name, module))
+    assert above == set()
+
+
+# (module, name) -> (module, name) it now is; each warns and resolves until its removal.
+DEPRECATED: dict[tuple[str, str], tuple[str, str]] = {
+    ("refusalkit.decide", "Lines"): ("refusalkit._internal.source", "Lines"),
+    ("refusalkit.decide", "Subjects"): ("refusalkit._internal.records", "Subjects"),
+    ("refusalkit.decide", "make_decision"): ("refusalkit._internal.records", "checked_decision"),
+    ("refusalkit.decide", "make_step"): ("refusalkit._internal.records", "make_step"),
+    ("refusalkit.decide", "read_pack_source"): ("refusalkit._internal.source", "read_pack_source"),
+    ("refusalkit.decide", "stamp"): ("refusalkit._internal.stamps", "stamp"),
+    ("refusalkit.model", "unavailable_decision"): (
+        "refusalkit._internal.failclosed", "failed_decision",
+    ),
+    ("refusalkit.server", "ApiError"): ("refusalkit._internal.apierrors", "ApiError"),
+    ("refusalkit.server", "Authenticator"): ("refusalkit._internal.auth", "Authenticator"),
+    ("refusalkit.server", "JournalAccess"): ("refusalkit.journal", "JournalAccess"),
+    ("refusalkit.server", "error_response"): ("refusalkit._internal.apierrors", "error_response"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(DEPRECATED.items()))
+def test_a_moved_name_warns_and_still_works(old: tuple[str, str], new: tuple[str, str]) -> None:
+    module = importlib.import_module(old[0])
+    assert old[1] not in module.__all__
+    with pytest.warns(DeprecationWarning, match=rf"{old[0]}\.{old[1]} is deprecated"):
+        found = getattr(module, old[1])
+    assert found is getattr(importlib.import_module(new[0]), new[1])
+
+
+def test_every_moved_name_is_in_the_changelog() -> None:
+    changelog = (SRC.parent.parent / "CHANGELOG.md").read_text(encoding="utf-8")
+    unreleased = changelog.split("## [Unreleased]", 1)[1].split("\n## [", 1)[0]
+    deprecated = unreleased.split("### Deprecated", 1)[1].split("\n### ", 1)[0]
+    for module, name in DEPRECATED:
+        assert f"`{module}.{name}`" in deprecated, (module, name)
+
+
+def test_an_unknown_name_is_still_an_attribute_error() -> None:
+    import refusalkit.decide  # noqa: PLC0415
+
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        _ = refusalkit.decide.nope  # type: ignore[attr-defined]
 
 
 def test_lazy_exports_are_the_parts_own_objects() -> None:

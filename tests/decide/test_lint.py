@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 import refusalkit.cli
+from refusalkit._internal.source import Lines
 from refusalkit.decide import LintCode, Pack, load_pack
 from refusalkit.decide._lint import lint_data
-from refusalkit.decide._source import Lines
 from refusalkit.errors import PolicyError
 from refusalkit.examples import example_path
 

@@ -1,5 +1,7 @@
 """Property tests: random requests and random packs never raise out of ``decide``, never allow
-what the pack's rules deny, and decisions round-trip through their canonical form.
+what the pack's rules deny, and decisions round-trip through their canonical form, whichever
+stage decided (packs with attestation, capabilities, tool schemas and input filters included),
+each carrying the reason-code version of its code.
 
 The deny property is checked against a small independent reference evaluator of
 docs/design/policy.md
@@ -9,15 +11,17 @@ engine that loses a match (a literal prefilter, a lookup index) shows up as a di
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import json
+import time
 from typing import Any
 
 import re2
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from refusalkit.decide import DecisionPoint, Pack
+from refusalkit.decide import DecisionPoint, Pack, mint_token, public_key_from_seed
 from refusalkit.keyring import Keyring
 from refusalkit.model import Action, Decision, ReasonCode, canonical_json
 from support.reference_glob import reference_glob
@@ -81,6 +85,8 @@ def build(raw_rules: list[dict[str, Any]], default: str) -> DecisionPoint:
 
 def check_invariants(decision: Decision) -> None:
     assert decision.action.refuses == (decision.reason_code is not None)
+    code = decision.reason_code
+    assert decision.reason_codes_version == (code.since if code is not None else 1)
     decisive = [s for s in decision.why_trail if s.decisive]
     assert len(decisive) == 1
     assert decisive[0].rule == decision.matched_rule
@@ -110,6 +116,53 @@ def test_never_allow_when_a_rule_says_deny(raw_rules: list[dict[str, Any]], requ
         assert decision.reason_code is ReasonCode.INPUT_REJECTED
     elif decision.reason_code is not ReasonCode.UNAVAILABLE:
         assert decision.reason_code is ReasonCode.POLICY_DENIED
+    check_invariants(decision)
+
+
+SEED = bytes(range(32))
+TOKEN = mint_token(SEED, "k1", "coder", time.time() + 86_400)
+stages = st.fixed_dictionaries(
+    {},
+    optional={
+        "attestation": st.just(
+            {"trusted_keys": {"k1": base64.b64encode(public_key_from_seed(SEED)).decode()}}
+        ),
+        "capabilities": st.dictionaries(
+            st.sampled_from(["coder", "", "é"]),
+            st.lists(st.sampled_from(["fs.*", "fs.read", "shell.run", "*"]), max_size=2),
+            max_size=2,
+        ),
+        "tools": st.dictionaries(
+            st.sampled_from(["fs.write", "fs.read"]),
+            st.just({"args": {"type": "object", "required": ["path"]}}),
+            max_size=2,
+        ),
+        "input_filters": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "field": st.sampled_from(["input", "args.path"]),
+                    "regex": st.sampled_from(["a", "(?i)ignore", "^/etc"]),
+                }
+            ),
+            max_size=2,
+        ),
+    },
+)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(stages, rules, st.sampled_from(["allow", "deny"]), requests)
+def test_packs_with_stages_round_trip(
+    sections: dict[str, Any], raw_rules: list[dict[str, Any]], default: str, request: Any
+) -> None:
+    if isinstance(request, dict) and isinstance(request.get("caller"), dict):
+        request["caller"]["token"] = TOKEN  # a valid token for "coder", refused for any other
+    filters = [{"id": f"f{i}", **f} for i, f in enumerate(sections.pop("input_filters", []))]
+    numbered = [{"id": f"r{i}", **rule} for i, rule in enumerate(raw_rules)]
+    data = {"policy": "p", "version": "1", "default": default, "rules": numbered, **sections}
+    if filters:
+        data["input_filters"] = filters
+    decision = DecisionPoint(Pack.from_mapping(data), KEYRING).decide(request)
     check_invariants(decision)
 
 

@@ -1,8 +1,11 @@
-"""Hot-path helpers give exactly what the model's general functions give."""
+"""Hot-path helpers give exactly what the model's general functions give, invariants included."""
 
 from __future__ import annotations
 
-from refusalkit.decide._records import make_decision, make_step
+import pytest
+
+import refusalkit.decide
+from refusalkit._internal.records import make_decision, make_step
 from refusalkit.model import (
     Action,
     Decision,
@@ -48,3 +51,58 @@ def test_make_step_and_make_decision_equal_the_constructors() -> None:
     built = make_decision(*fields)
     assert built == Decision(*fields)
     assert Decision.from_dict(built.to_dict()) == built
+
+
+REFS = (PolicyRef("p", "1", "sha256:0"), EngineRef("refusalkit", "0"), Subject("a", None))
+
+
+def _decision_fields(action: Action, code: ReasonCode | None) -> tuple[object, ...]:
+    return (
+        "id",
+        action,
+        code,
+        "r",
+        "m",
+        (),
+        *REFS,
+        "hmac-sha256:k1:00",
+        "2026-01-01T00:00:00.000Z",
+    )
+
+
+@pytest.mark.parametrize("code", list(ReasonCode))
+def test_the_reason_code_version_is_the_codes_own(code: ReasonCode) -> None:
+    """Built slot by slot or by the constructor, a record states the version its code was
+    added in (``ReasonCode.since``): a version 2 code is never written as version 1."""
+    fields = _decision_fields(Action.DENY, code)
+    built = make_decision(*fields)  # type: ignore[arg-type]
+    assert built.reason_codes_version == code.since
+    assert built == Decision(*fields)  # type: ignore[arg-type]
+    assert Decision.from_dict(built.to_dict()) == built
+    assert make_decision(*_decision_fields(Action.ALLOW, None)).reason_codes_version == 1  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("action", "code"),
+    [(Action.DENY, None), (Action.BLOCK, None), (Action.ALLOW, ReasonCode.POLICY_DENIED),
+     (Action.AUDIT, ReasonCode.RATE_LIMITED)],
+)  # fmt: skip
+def test_no_builder_makes_an_invalid_decision(action: Action, code: ReasonCode | None) -> None:
+    fields = _decision_fields(action, code)
+    with pytest.raises(ValueError, match="decision"):
+        make_decision(*fields)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="decision"):
+        Decision(*fields)  # type: ignore[arg-type]
+    with pytest.warns(DeprecationWarning, match="make_decision"):
+        deprecated = refusalkit.decide.make_decision
+    with pytest.raises(ValueError, match="decision"):
+        deprecated(*fields)
+
+
+def test_the_deprecated_builder_refuses_an_older_version_than_the_codes() -> None:
+    fields = _decision_fields(Action.DENY, ReasonCode.RATE_LIMITED)
+    with pytest.warns(DeprecationWarning, match="make_decision"):
+        builder = refusalkit.decide.make_decision
+    with pytest.raises(ValueError, match="version 2 reason code"):
+        builder(*fields, 1)
+    assert builder(*fields).reason_codes_version == 2

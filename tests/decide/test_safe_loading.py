@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import refusalkit.cli
+from refusalkit._internal.source import MAX_DEPTH, core_scalar
 from refusalkit.decide import DecisionPoint, Pack, load_pack
-from refusalkit.decide._source import MAX_DEPTH, core_scalar
 from refusalkit.errors import PolicyError
 from refusalkit.keyring import Keyring
 

@@ -15,8 +15,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from refusalkit._internal.records import make_subject
 from refusalkit.decide._conditions import _ip, _ipv4
-from refusalkit.decide._records import make_subject
 from refusalkit.decide._regex import re2_compile, regex_literal, search_predicate
 from refusalkit.keyring import Keyring
 from refusalkit.model import Subject, canonical_json

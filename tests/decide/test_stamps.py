@@ -9,8 +9,8 @@ import uuid
 
 import pytest
 
-from refusalkit.decide import _stamps
-from refusalkit.decide._stamps import stamp
+from refusalkit._internal import stamps as _stamps
+from refusalkit._internal.stamps import stamp
 from refusalkit.model import format_timestamp
 
 

@@ -22,12 +22,11 @@ import pytest
 from svc_helpers import Deployment, ServerProcess, allowed_request, denied_request
 
 from refusalkit.errors import UsageError
-from refusalkit.journal import open_journal
+from refusalkit.journal import Entry, JournalAccess, open_journal
 from refusalkit.journal._records import index_fields
+from refusalkit.journal._turn import WriterTurn, writer_turn
 from refusalkit.keyring import Keyring
 from refusalkit.model import canonical_json
-from refusalkit.server._journal_io import Entry, JournalAccess
-from refusalkit.server._turn import WriterTurn, writer_turn
 
 
 def _records(caller: int, count: int) -> list[dict[str, Any]]:

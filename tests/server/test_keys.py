@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from refusalkit._internal.keys import hash_key
 from refusalkit.errors import UsageError
 from refusalkit.keyring import Keyring
 from refusalkit.server import KeyStore, Scope, parse_scopes
-from refusalkit.server._keys import hash_key
 
 
 def test_add_stores_only_the_hash_with_mode_0600(tmp_path: Path) -> None:

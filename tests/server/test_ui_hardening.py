@@ -10,8 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 from svc_helpers import Deployment, make_deployment
 
-from refusalkit.server import ServiceConfig, create_app
-from refusalkit.server._keys import KeyStore, Scope
+from refusalkit.server import KeyStore, Scope, ServiceConfig, create_app
 
 
 def client_for(deployment: Deployment, **changes: object) -> TestClient:

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from refusalkit._internal.failclosed import failed_decision
 from refusalkit._version import __version__
 from refusalkit.chat._safety import SAFETY_BOUNDARIES
 from refusalkit.chat._scrub import Scrubber
@@ -31,7 +32,6 @@ from refusalkit.model import (
     now_utc,
     uuid7,
 )
-from refusalkit.model import unavailable_decision as model_unavailable
 from refusalkit.redact import Redactor
 
 __all__ = ["Attempt", "combined_policy_ref", "refusal_decision", "unavailable_decision"]
@@ -146,7 +146,7 @@ def unavailable_decision(
 ) -> Decision:
     """The Decision of a tool call whose arguments cannot be checked: ``deny`` + ``unavailable``
     (fail closed, docs/design/chat.md), made by the guard without asking the decision point."""
-    return model_unavailable(
+    return failed_decision(
         field="tool_calls",
         test="the tool call's arguments could be checked",
         problem=call.problem,

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import anyio
 import typer
 
+from refusalkit._internal.keys import KeyStore
 from refusalkit.cli._app import app
 from refusalkit.cli._common import KeyringOption, err_console, load_keyring, signer_state
 from refusalkit.decide import DecisionPoint, load_pack
@@ -218,8 +219,6 @@ def proxy_command(
         )
     token = _env_token(upstream_token_env)
     proxy = _sdk()
-    from refusalkit.server import KeyStore  # noqa: PLC0415 (with the server extra)
-
     _prefer_latency()
     ring = load_keyring(keyring)
     point = DecisionPoint(load_pack(policy), ring)

@@ -172,7 +172,7 @@ def keys_add(
     scopes: Annotated[str, typer.Option(help="Comma-separated: decide, read, admin.")] = "decide",
 ) -> None:
     """Create a key; prints it once, as the last line (only its hash is stored)."""
-    from refusalkit.server import KeyStore, parse_scopes  # noqa: PLC0415
+    from refusalkit._internal.keys import KeyStore, parse_scopes  # noqa: PLC0415
 
     record, secret = KeyStore(keys_file).add(name, parse_scopes(scopes))
     out_console.print(
@@ -186,7 +186,7 @@ def keys_add(
 @keys_app.command("list")
 def keys_list(keys_file: KeysFile) -> None:
     """List the keys (names, scopes, dates; never the keys)."""
-    from refusalkit.server import KeyStore  # noqa: PLC0415
+    from refusalkit._internal.keys import KeyStore  # noqa: PLC0415
 
     table = Table("name", "scopes", "created", "revoked", "hash")
     for key in KeyStore(keys_file).list_keys():
@@ -205,7 +205,7 @@ def keys_revoke(
     name: Annotated[str, typer.Argument(help="The key to revoke.")], keys_file: KeysFile
 ) -> None:
     """Revoke a key: it stops working at once (running services re-read the file)."""
-    from refusalkit.server import KeyStore  # noqa: PLC0415
+    from refusalkit._internal.keys import KeyStore  # noqa: PLC0415
 
     record = KeyStore(keys_file).revoke(name)
     out_console.print(f"revoked key {record.name!r} at {record.revoked}")

@@ -11,37 +11,44 @@ docs/design/policy.md).
 
 from __future__ import annotations
 
+from refusalkit._internal.deprecated import moved as _moved
 from refusalkit.decide._attest import mint_token, public_key_from_seed
 from refusalkit.decide._cases import CaseResult, load_cases, run_cases
 from refusalkit.decide._engine import DecisionPoint
 from refusalkit.decide._explain import decide_lines, explain
 from refusalkit.decide._lint import LintCode, LintWarning, lint_pack, lint_text
 from refusalkit.decide._pack import Pack, load_pack
-from refusalkit.decide._records import Subjects, make_decision, make_step
-from refusalkit.decide._source import Lines, read_pack_source
-from refusalkit.decide._stamps import stamp
 from refusalkit.decide._wire import DecisionEncoder
 
 __all__ = [
     "CaseResult",
     "DecisionEncoder",
     "DecisionPoint",
-    "Lines",
     "LintCode",
     "LintWarning",
     "Pack",
-    "Subjects",
     "decide_lines",
     "explain",
     "lint_pack",
     "lint_text",
     "load_cases",
     "load_pack",
-    "make_decision",
-    "make_step",
     "mint_token",
     "public_key_from_seed",
-    "read_pack_source",
     "run_cases",
-    "stamp",
 ]
+
+# Exported only for refusalkit.engines, which now takes them from the shared internal layer;
+# importable, with a DeprecationWarning, until 0.3 (CHANGELOG.md). ``make_decision`` resolves to
+# a builder that validates through ``Decision(...)``.
+__getattr__ = _moved(
+    __name__,
+    {
+        "Lines": ("refusalkit._internal.source", "Lines"),
+        "Subjects": ("refusalkit._internal.records", "Subjects"),
+        "make_decision": ("refusalkit._internal.records", "checked_decision"),
+        "make_step": ("refusalkit._internal.records", "make_step"),
+        "read_pack_source": ("refusalkit._internal.source", "read_pack_source"),
+        "stamp": ("refusalkit._internal.stamps", "stamp"),
+    },
+)

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from refusalkit._internal.source import read_pack_source
 from refusalkit.decide._engine import DecisionPoint
-from refusalkit.decide._source import read_pack_source
 from refusalkit.model import Decision
 
 __all__ = ["EXPECT_KEYS", "Case", "CaseResult", "load_cases", "run_cases"]

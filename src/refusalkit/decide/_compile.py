@@ -16,6 +16,8 @@ from typing import Any, NamedTuple
 import jsonschema
 
 from refusalkit._bounded import BoundedCache
+from refusalkit._internal.records import make_step
+from refusalkit._internal.source import KeyPath, Lines
 from refusalkit.decide._argschema import ArgSchema, re2_validator, schema_patterns
 from refusalkit.decide._conditions import (
     FALSE,
@@ -35,10 +37,8 @@ from refusalkit.decide._fields import (
 from refusalkit.decide._glob import compile_glob
 from refusalkit.decide._kinds import COMPONENTS, Kind, kind_parser
 from refusalkit.decide._logic import Severity
-from refusalkit.decide._records import make_step
 from refusalkit.decide._regex import search_predicate
 from refusalkit.decide._sets import NamedSets, bare_glob_error
-from refusalkit.decide._source import KeyPath, Lines
 from refusalkit.model import Action, WhyStep
 
 __all__ = [

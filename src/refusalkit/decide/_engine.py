@@ -22,13 +22,22 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any, NamedTuple, cast
 
 from jsonschema.exceptions import best_match
 from rfc8785 import IntegerDomainError
 
 from refusalkit._bounded import BoundedCache
+from refusalkit._internal.failclosed import failed_decision, safe_digest
+from refusalkit._internal.records import Subjects, make_decision, make_step
+from refusalkit._internal.stamps import stamp
+from refusalkit._internal.texts import (
+    BIG_INTEGER,
+    FAILED_CLOSED_TEST,
+    MESSAGES,
+    REQUEST_TEST,
+    STAGE_CODES,
+)
 from refusalkit._version import __version__
 from refusalkit.decide._attest import Attestor
 from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, Plan, ToolRule
@@ -36,10 +45,7 @@ from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN
 from refusalkit.decide._fields import MISSING, StepKind, element_path, run_steps, walk_strings
 from refusalkit.decide._logic import Severity, Tri
 from refusalkit.decide._pack import Pack
-from refusalkit.decide._records import Subjects, make_decision, make_step
 from refusalkit.decide._schemapath import schema_field, schema_pointer
-from refusalkit.decide._stages import MESSAGES, STAGE_CODES, failure_step
-from refusalkit.decide._stamps import stamp
 from refusalkit.errors import RequestError
 from refusalkit.keyring import Keyring
 from refusalkit.model import (
@@ -72,12 +78,6 @@ _SEV_AUDIT, _SEV_DENY, _SEV_BLOCK = Severity.AUDIT, Severity.DENY, Severity.BLOC
 # Records on the hot path are built with ``tuple.__new__`` (C): the same NamedTuple as calling
 # the class, without its Python-level ``__new__`` (about four times the cost).
 _tuple = tuple.__new__
-# Integers beyond I-JSON's exact range (RFC 7493 §2.2) cannot be written by RFC 8785 (§3.2.2.3),
-# so no decision could name the request's digest: a malformed request (``@request``), alike in
-# the library, CLI and service.
-_BIG_INTEGER = (
-    "an integer beyond ±(2**53 - 1) cannot be recorded exactly (RFC 7493 §2.2); send it as a string"
-)
 
 _SHOWN_ELEMENTS = 16  # a list step's detail names at most this many elements' outcomes
 
@@ -502,7 +502,7 @@ class DecisionPoint:
         try:
             digest = self._redactor.digest(canonical_bytes(request))
         except IntegerDomainError as exc:
-            raise RequestError(_BIG_INTEGER) from exc
+            raise RequestError(BIG_INTEGER) from exc
         subject = self._subject(caller.get("agent"), caller.get("session"))
         steps: list[WhyStep] = []
         if self._walks:
@@ -865,14 +865,6 @@ class DecisionPoint:
         With ``rejected`` the request itself was malformed (not JSON, no string ``tool``, ...):
         ``deny`` + ``input-rejected`` + ``@request``, which no retry of the same bytes can change.
         """
-        digest = self._redactor.digest(b"")
-        try:
-            if raw is not None:
-                digest = self._redactor.digest(raw if isinstance(raw, bytes) else raw.encode())
-            elif request is not None:
-                digest = self._redactor.digest(canonical_bytes(request))
-        except Exception:  # noqa: BLE001, S110 (an unencodable request keeps the empty digest)
-            pass
         agent = session = None
         try:
             caller = request.get("caller") if isinstance(request, Mapping) else None
@@ -880,21 +872,15 @@ class DecisionPoint:
                 agent, session = caller.get("agent"), caller.get("session")
         except Exception:  # noqa: BLE001, S110 (a request that cannot be read has no subject)
             pass
-        earlier = tuple(replace(s, decisive=False) for s in steps)
-        decision_id, decided_at = stamp()
-        stage = "@request" if rejected else "@unavailable"
-        return Decision(
-            decision_id,
-            Action.DENY,
-            STAGE_CODES[stage][1],
-            stage,
-            MESSAGES[stage],
-            (*earlier, failure_step(problem, stage=stage)),
-            self._policy,
-            self._engine,
-            self._subject(agent, session),
-            digest,
-            decided_at,
+        return failed_decision(
+            stage="@request" if rejected else "@unavailable",
+            test=REQUEST_TEST if rejected else FAILED_CLOSED_TEST,
+            problem=problem,
+            policy=self._policy,
+            engine=self._engine,
+            subject=self._subject(agent, session),
+            request_digest=safe_digest(self._redactor.digest, request, raw),
+            earlier=steps,
         )
 
 

@@ -27,13 +27,13 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from refusalkit._internal.source import KeyPath, Lines, format_path, read_pack_source
 from refusalkit.decide._compile import UNCLASSIFIED
 from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN, compile_condition
 from refusalkit.decide._glob import compile_glob
 from refusalkit.decide._logic import Severity
 from refusalkit.decide._pack import Pack
 from refusalkit.decide._sets import NamedSets
-from refusalkit.decide._source import KeyPath, Lines, format_path, read_pack_source
 
 __all__ = ["LintCode", "LintWarning", "lint_data", "lint_pack", "lint_text"]
 

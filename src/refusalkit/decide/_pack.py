@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from refusalkit._internal.source import Lines, check_depth, read_pack_source
 from refusalkit.decide._compile import SEVERITY, CompiledPack, compile_pack
-from refusalkit.decide._source import Lines, check_depth, read_pack_source
 from refusalkit.decide._validate import validate_pack_data
 from refusalkit.errors import PolicyError
 from refusalkit.model import PolicyRef, canonical_json

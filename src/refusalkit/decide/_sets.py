@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from refusalkit.decide._source import KeyPath, Lines
+from refusalkit._internal.source import KeyPath, Lines
 
 __all__ = ["SET_OPERATORS", "NamedSets", "bare_glob_error"]
 

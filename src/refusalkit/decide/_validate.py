@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import ValidationError, best_match
 
-from refusalkit.decide._source import Lines
+from refusalkit._internal.source import Lines
 from refusalkit.errors import PolicyError
 from refusalkit.schemas import load_schema
 

@@ -15,31 +15,26 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
+from refusalkit._internal.failclosed import failed_decision, safe_digest
+from refusalkit._internal.texts import MESSAGES
 from refusalkit._version import __version__
-from refusalkit.model import (
-    Decision,
-    EngineRef,
-    PolicyRef,
-    Subject,
-    canonical_json,
-    unavailable_decision,
-)
+from refusalkit.model import Decision, EngineRef, PolicyRef, Subject
 
 __all__ = ["UNAVAILABLE_MESSAGE", "fail_closed"]
 
-UNAVAILABLE_MESSAGE = "No clean verdict could be rendered, so the request was refused; retry later."
+UNAVAILABLE_MESSAGE = MESSAGES["@unavailable"]
 _KEY = secrets.token_bytes(32)
 _KEY_ID = "local-" + hashlib.sha256(_KEY).hexdigest()[:8]
 _ENGINE = EngineRef("refusalkit-enforcer", __version__)
 _NO_POLICY = PolicyRef("unknown", "unknown", "unknown")
 
 
-def _digest(request: Any) -> str:
-    try:
-        data = canonical_json(dict(request)) if isinstance(request, Mapping) else b""
-    except Exception:  # noqa: BLE001 (an unencodable request keeps the empty digest)
-        data = b""
+def _hmac(data: bytes) -> str:
     return f"hmac-sha256:{_KEY_ID}:{hmac.new(_KEY, data, hashlib.sha256).hexdigest()}"
+
+
+def _digest(request: Any) -> str:
+    return safe_digest(_hmac, request if isinstance(request, Mapping) else None)
 
 
 def _subject(request: Any) -> Subject:
@@ -57,10 +52,9 @@ def fail_closed(request: Any, problem: str, *, policy: PolicyRef | None = None) 
 
     ``problem`` must name what failed, never a request value (it is kept in the record).
     """
-    return unavailable_decision(
+    return failed_decision(
         test="the enforcer failed closed",
         problem=problem,
-        message=UNAVAILABLE_MESSAGE,
         policy=policy or _NO_POLICY,
         engine=_ENGINE,
         subject=_subject(request),

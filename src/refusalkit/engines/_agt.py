@@ -26,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from refusalkit.decide import read_pack_source
+from refusalkit._internal.source import read_pack_source
 from refusalkit.engines._adapter import Adapter, AdapterFailure
 from refusalkit.engines._mapping import EngineMapping
 from refusalkit.engines._record import DEFAULT_MESSAGE, Outcome, Recorder, source_digest

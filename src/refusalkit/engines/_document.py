@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from refusalkit._internal.texts import MESSAGES
 from refusalkit.engines._adapter import AdapterFailure
 from refusalkit.engines._record import DEFAULT_MESSAGE, Outcome, Recorder
 from refusalkit.model import Action, ReasonCode, WhyStep
@@ -26,7 +27,7 @@ from refusalkit.model import Action, ReasonCode, WhyStep
 __all__ = ["document_outcome"]
 
 _ENTRY_KEYS = frozenset({"rule", "reason_code", "message", "effect", "field"})
-_DENY_MESSAGE = "A policy rule refused this request."
+_DENY_MESSAGE = MESSAGES["rule"]
 
 
 def _entry(item: Any, where: str, scrub: Callable[[str], str]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from refusalkit.decide import Lines, read_pack_source
+from refusalkit._internal.source import Lines, read_pack_source
 from refusalkit.errors import PolicyError
 
 __all__ = [

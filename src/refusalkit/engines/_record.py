@@ -11,13 +11,15 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import replace
 from typing import Any, NamedTuple
 
 from rfc8785 import IntegerDomainError
 
 from refusalkit._bounded import BoundedCache
-from refusalkit.decide import Subjects, make_decision, make_step, stamp
+from refusalkit._internal.failclosed import failed_decision, safe_digest
+from refusalkit._internal.records import Subjects, make_decision, make_step
+from refusalkit._internal.stamps import stamp
+from refusalkit._internal.texts import BIG_INTEGER, MESSAGES, REQUEST_TEST
 from refusalkit.engines._mapping import MISSING, EngineMapping, lookup, parse_path
 from refusalkit.errors import RequestError
 from refusalkit.keyring import Keyring
@@ -37,13 +39,7 @@ __all__ = ["Outcome", "Recorder", "source_digest"]
 
 log = logging.getLogger("refusalkit.engines")
 
-UNAVAILABLE_MESSAGE = "No clean verdict could be rendered, so the request was refused; retry later."
-# The built-in engine's words for the same malformed request (docs/design/policy-values.md).
-BIG_INTEGER = (
-    "an integer beyond ±(2**53 - 1) cannot be recorded exactly (RFC 7493 §2.2); send it as a string"
-)
-REJECTED_MESSAGE = "The request is malformed; fix it before sending it again."
-DEFAULT_MESSAGE = "No rule allows this request."
+DEFAULT_MESSAGE = MESSAGES["@default"]
 
 
 class Outcome(NamedTuple):
@@ -78,7 +74,7 @@ class Recorder:
 
     Steps and subjects are immutable, so identical ones are built once and shared (bounded
     caches, cleared whole when full, safe between threads); records are filled slot by slot
-    (``refusalkit.decide.make_decision``), as the built-in engine does.
+    (``refusalkit._internal.records``), as the built-in engine does.
     """
 
     __slots__ = ("_mac", "_paths", "_steps", "_subjects", "engine", "mapping", "policy")
@@ -179,11 +175,10 @@ class Recorder:
     def decision(self, request: Mapping[str, Any], outcome: Outcome, digest: str) -> Decision:
         """The record of ``outcome`` on ``request`` whose ``request_digest`` is ``digest``."""
         decision_id, decided_at = stamp()
-        code = outcome.reason_code
         return make_decision(
             decision_id,
             outcome.action,
-            code,
+            outcome.reason_code,
             outcome.matched_rule,
             outcome.message,
             outcome.steps,
@@ -192,7 +187,6 @@ class Recorder:
             self._subject(request),
             digest,
             decided_at,
-            code.since if code is not None else 1,
         )
 
     def failed(
@@ -210,35 +204,16 @@ class Recorder:
         ``deny`` + ``input-rejected`` + ``@request``, as the built-in engine decides it
         (docs/design/decision.md, Reason codes), so every engine answers such a request alike.
         """
-        earlier = tuple(replace(s, decisive=False) for s in steps)
-        if rejected:
-            stage, code, message = "@request", ReasonCode.INPUT_REJECTED, REJECTED_MESSAGE
-            test = "a well-formed request"
-        else:
-            stage, code, message = "@unavailable", ReasonCode.UNAVAILABLE, UNAVAILABLE_MESSAGE
-            test = f"the {self.engine.name} adapter failed closed"
-        failure = WhyStep(stage, "deny", matched=True, decisive=True, test=test, detail=problem)
-        decision_id, decided_at = stamp()
-        return Decision(
-            decision_id,
-            Action.DENY,
-            code,
-            stage,
-            message,
-            (*earlier, failure),
-            self.policy,
-            self.engine,
-            self._subject(request),
-            self._digest(request, raw),
-            decided_at,
+        return failed_decision(
+            stage="@request" if rejected else "@unavailable",
+            test=REQUEST_TEST if rejected else f"the {self.engine.name} adapter failed closed",
+            problem=problem,
+            policy=self.policy,
+            engine=self.engine,
+            subject=self._subject(request),
+            request_digest=safe_digest(self._mac.digest, request, raw),
+            earlier=steps,
         )
-
-    def _digest(self, request: Any, raw: bytes | None) -> str:
-        try:
-            data = raw if raw is not None else canonical_json(request)
-        except Exception:  # noqa: BLE001 (an unencodable request is digested as empty)
-            data = b""
-        return self._mac.digest(data)
 
     def _subject(self, request: Any) -> Subject:
         caller = request.get("caller") if isinstance(request, Mapping) else None

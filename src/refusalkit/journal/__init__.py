@@ -10,10 +10,15 @@ checkable offline, and stores for SQLite (default, one file) and PostgreSQL (sev
         receipt = journal.receipt(index)
         journal.verify()
     verify_receipt(decision.to_dict(), receipt, public_key=keyring.public_key_bytes())
+
+``JournalAccess`` is the asynchronous face of one store for a long-running process (the HTTP
+service, the MCP proxy): group-committed appends on a writer thread and reads off the event loop;
+``CheckpointScheduler`` signs checkpoints on a schedule through it.
 """
 
 from __future__ import annotations
 
+from refusalkit.journal._access import Entry, JournalAccess
 from refusalkit.journal._bundle import bundle_checkpoints, export_bundle, verify_bundle
 from refusalkit.journal._checkpoint import Checkpoint, open_checkpoint, parse_checkpoint_body
 from refusalkit.journal._errors import (
@@ -34,6 +39,7 @@ from refusalkit.journal._note import (
 from refusalkit.journal._offline import read_checkpoint_file, verify_proof
 from refusalkit.journal._receipt import Receipt, verify_receipt
 from refusalkit.journal._records import decision_fields
+from refusalkit.journal._schedule import CheckpointScheduler, Cosigner, sign_if_grown
 from refusalkit.journal._signer import signer_state_dir
 from refusalkit.journal._time import normalise_time
 from refusalkit.journal._tree import leaf_hash, verify_consistency, verify_inclusion
@@ -41,9 +47,13 @@ from refusalkit.journal._verify import VerifyReport
 
 __all__ = [
     "Checkpoint",
+    "CheckpointScheduler",
+    "Cosigner",
+    "Entry",
     "EquivocationError",
     "Evidence",
     "Journal",
+    "JournalAccess",
     "NotAnExtensionError",
     "NoteSignature",
     "NoteVerifier",
@@ -62,6 +72,7 @@ __all__ = [
     "parse_checkpoint_body",
     "parse_note",
     "read_checkpoint_file",
+    "sign_if_grown",
     "signer_state_dir",
     "valid_key_name",
     "verify_bundle",

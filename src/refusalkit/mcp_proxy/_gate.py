@@ -21,6 +21,7 @@ from typing import Any, Protocol, TextIO, TypeVar
 import anyio
 
 import refusalkit
+from refusalkit._internal.failclosed import failed_decision, safe_digest
 from refusalkit.decide import DecisionEncoder, DecisionPoint
 from refusalkit.journal import Journal, decision_fields
 from refusalkit.keyring import Keyring
@@ -30,10 +31,8 @@ from refusalkit.model import (
     EngineRef,
     Subject,
     WhyStep,
-    canonical_json,
     format_timestamp,
     now_utc,
-    unavailable_decision,
     uuid7,
 )
 
@@ -48,7 +47,7 @@ _SHADOW_TEST = "shadow mode: decided and journaled, not enforced (the call was f
 
 
 class Appender(Protocol):
-    """Where decisions go: group-committed journal appends (the service's ``JournalAccess``)."""
+    """Where decisions go: group-committed appends (``refusalkit.journal.JournalAccess``)."""
 
     async def append(self, records: list[tuple[bytes, tuple[str | None, ...]]]) -> list[int]:
         """Append encoded records; their indices once durable."""
@@ -211,10 +210,7 @@ class Gate:
         )
 
     def _digest(self, request: Any) -> str:
-        try:
-            return self._redactor.digest(canonical_json(request))
-        except Exception:  # noqa: BLE001 (an unencodable request keeps the empty digest)
-            return self._redactor.digest(b"")
+        return safe_digest(self._redactor.digest, request)
 
     def _still_blocked(self, request: Any, caller: Caller, block: _Block) -> Decision:
         first = block.decision
@@ -233,7 +229,7 @@ class Gate:
         )  # fmt: skip
 
     def _unavailable(self, request: Any, caller: Caller, problem: str) -> Decision:
-        return unavailable_decision(
+        return failed_decision(
             test="the decision path answered",
             problem=problem,
             message=_UNAVAILABLE_MESSAGE,

@@ -45,10 +45,12 @@ from mcp.server.transport_security import (
 )
 from starlette.types import Message, Receive, Scope, Send
 
+from refusalkit._internal.apierrors import ApiError, ErrorCode, error_response
+from refusalkit._internal.auth import Authenticator
+from refusalkit._internal.keys import KeyStore
+from refusalkit._internal.keys import Scope as KeyScope
 from refusalkit.mcp_proxy._bridge import Bridge
 from refusalkit.mcp_proxy._gate import Caller, Gate
-from refusalkit.server import ApiError, Authenticator, ErrorCode, KeyStore, error_response
-from refusalkit.server import Scope as KeyScope
 
 __all__ = ["ProxyApp", "serve_http"]
 

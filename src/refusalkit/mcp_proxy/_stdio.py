@@ -21,11 +21,11 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from refusalkit.decide import DecisionPoint
 from refusalkit.errors import UsageError
+from refusalkit.journal import JournalAccess
 from refusalkit.keyring import Keyring
 from refusalkit.mcp_proxy._bridge import Bridge
 from refusalkit.mcp_proxy._gate import Caller, Gate
 from refusalkit.mcp_proxy._pipes import client_stdio
-from refusalkit.server import JournalAccess
 
 __all__ = ["open_gate", "serve_stdio"]
 

@@ -3,6 +3,7 @@
 Decisions, why-trail steps, requests, actions and reason codes, canonical JSON and ids.
 """
 
+from refusalkit._internal.deprecated import moved as _moved
 from refusalkit.model._canonical import canonical_json
 from refusalkit.model._codes import (
     REASON_CODES_VERSION,
@@ -21,7 +22,6 @@ from refusalkit.model._decision import (
 from refusalkit.model._ids import format_timestamp, now_utc, uuid7
 from refusalkit.model._refusal_line import refusal_line
 from refusalkit.model._request import Request, parse_request
-from refusalkit.model._unavailable import unavailable_decision
 
 __all__ = [
     "DECISION_SCHEMA",
@@ -40,6 +40,11 @@ __all__ = [
     "now_utc",
     "parse_request",
     "refusal_line",
-    "unavailable_decision",
     "uuid7",
 ]
+
+# Moved to the shared internal layer, beside the engines' own fail-closed records; importable,
+# with a DeprecationWarning, until 0.3 (CHANGELOG.md).
+__getattr__ = _moved(
+    __name__, {"unavailable_decision": ("refusalkit._internal.failclosed", "failed_decision")}
+)

@@ -115,8 +115,9 @@ class Decision:
     """A decision on one request (docs/design/decision.md). ``retryable`` is derived from the
     reason code.
 
-    ``reason_codes_version`` is the registry version the code is read in: 1 unless the code was
-    added later (``ReasonCode.since``); a record may not claim an older version than its code's.
+    ``reason_codes_version`` is the registry version the code is read in. Left out (0), it is
+    derived from the code: 1 unless the code was added later (``ReasonCode.since``); a record
+    read from the wire keeps the version it states, which may not be older than its code's.
     """
 
     decision_id: str
@@ -130,10 +131,13 @@ class Decision:
     subject: Subject
     request_digest: str
     decided_at: str
-    reason_codes_version: int = 1
+    reason_codes_version: int = 0
     schema: str = field(default=DECISION_SCHEMA)
 
     def __post_init__(self) -> None:
+        if self.reason_codes_version == 0:
+            since = self.reason_code.since if self.reason_code is not None else 1
+            object.__setattr__(self, "reason_codes_version", since)
         if self.action.refuses and self.reason_code is None:
             raise ValueError(f"a {self.action} decision needs a reason code")
         if not self.action.refuses and self.reason_code is not None:

@@ -84,7 +84,6 @@ def app_from_environment() -> FastAPI:
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     service: Service = app.state.service
     await service.journal.open()
-    service.journal_open = True
     size = await service.journal.read(lambda j: j.size())
     service.journal.size_seen = size
     service.metrics.journal_size.set(size)
@@ -96,7 +95,6 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     finally:
         _remove_sighup()
         await service.checkpoints.stop()
-        service.journal_open = False
         await service.journal.close()
 
 

@@ -25,12 +25,11 @@ import orjson
 from fastapi import APIRouter, Request, Response
 from starlette.types import Send
 
-from refusalkit.journal import decision_fields
+from refusalkit._internal.keys import Scope
+from refusalkit.journal import Entry, decision_fields
 from refusalkit.model import Decision
 from refusalkit.server._auth import Credentials, bearer_token
 from refusalkit.server._errors import ApiError, ErrorCode
-from refusalkit.server._journal_io import Entry
-from refusalkit.server._keys import Scope
 from refusalkit.server._models import BatchResponseModel, DecisionModel, ErrorModel
 from refusalkit.server._service import Service
 

@@ -12,12 +12,12 @@ from typing import Annotated, Any
 import orjson
 from fastapi import APIRouter, Depends, Query, Request
 
+from refusalkit._internal.keys import ApiKey, Scope
 from refusalkit.errors import JournalError, VerificationError
 from refusalkit.journal import Journal
 from refusalkit.model import Action, ReasonCode
 from refusalkit.server._auth import require
 from refusalkit.server._errors import ApiError, ErrorCode
-from refusalkit.server._keys import ApiKey, Scope
 from refusalkit.server._models import (
     CheckpointModel,
     ConsistencyProofModel,

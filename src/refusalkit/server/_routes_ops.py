@@ -9,9 +9,9 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from refusalkit._internal.keys import ApiKey, Scope
 from refusalkit.server._auth import bearer_token, require
 from refusalkit.server._errors import ApiError, ErrorCode
-from refusalkit.server._keys import ApiKey, Scope
 from refusalkit.server._models import ErrorModel, HealthModel, ReadyModel, ReloadModel
 from refusalkit.server._service import Service
 

@@ -7,24 +7,26 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from refusalkit._internal.keys import KeyStore
 from refusalkit.decide import DecisionEncoder
 from refusalkit.errors import ServiceError
-from refusalkit.journal import signer_state_dir
+from refusalkit.journal import CheckpointScheduler, JournalAccess, signer_state_dir
 from refusalkit.keyring import Keyring, resolve_keyring
 from refusalkit.model import Decision
 from refusalkit.server._auth import Authenticator
-from refusalkit.server._checkpointer import CheckpointScheduler
 from refusalkit.server._config import ServiceConfig
 from refusalkit.server._dashboard import DashboardData
-from refusalkit.server._journal_io import JournalAccess
-from refusalkit.server._keys import KeyStore
 from refusalkit.server._metrics import ServiceMetrics
 from refusalkit.server._pack import PackHolder
 from refusalkit.server._session import SessionSigner
+
+if TYPE_CHECKING:
+    from refusalkit.witness import WitnessOutcome
 
 __all__ = ["SUPERVISOR_ENV", "Service", "VerifyStatus"]
 
@@ -63,13 +65,12 @@ class Service:
             signer_state=state,
         )
         self.checkpoints = CheckpointScheduler(
-            self.journal, config.checkpoint_every, config.witnesses
+            self.journal, config.checkpoint_every, config.witnesses, _cosign
         )
         self.metrics = ServiceMetrics()
         self.sessions = SessionSigner(self.keyring)
         self.verify = VerifyStatus()
         self.started = time.time()
-        self.journal_open = False
         self.verify_task: asyncio.Task[None] | None = None
         self.background: set[asyncio.Task[None]] = set()
         self.dashboard_cache: tuple[float, DashboardData] | None = None
@@ -94,6 +95,15 @@ class Service:
         supervisor = os.environ.get(SUPERVISOR_ENV)
         if supervisor and supervisor.isdigit() and int(supervisor) == os.getppid():
             os.kill(int(supervisor), signal.SIGHUP)
+
+
+def _cosign(
+    note: str, urls: Sequence[str], proof: Callable[[int, int], list[bytes]]
+) -> tuple[str, Sequence[WitnessOutcome]]:
+    """Have ``note`` cosigned by the witnesses at ``urls`` (C2SP tlog-witness)."""
+    from refusalkit.witness import collect_cosignatures  # noqa: PLC0415 (only with --witness)
+
+    return collect_cosignatures(note, urls, proof)
 
 
 def _load(config: ServiceConfig) -> tuple[Keyring, Path]:

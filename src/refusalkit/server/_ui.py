@@ -21,10 +21,10 @@ import jinja2
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from refusalkit._internal.keys import ApiKey, Scope
 from refusalkit._version import __version__
 from refusalkit.server._dashboard import CODE_COLOURS, DashboardData, gather
 from refusalkit.server._errors import ApiError
-from refusalkit.server._keys import ApiKey, Scope
 from refusalkit.server._service import Service
 from refusalkit.server._session import COOKIE_NAME
 from refusalkit.server._verify_job import verify_in_child

@@ -1,4 +1,4 @@
-"""The service's access to the journal: group-committed appends and off-loop reads.
+"""Asynchronous access to a journal: group-committed appends and off-loop reads.
 
 Appends from concurrent requests are gathered while the previous append is being written and go
 to the store as one ``Journal.append`` (one transaction): group commit. Each request is answered
@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from refusalkit.errors import StoreError
-from refusalkit.journal import Journal, open_journal
+from refusalkit.journal._journal import Journal, open_journal
+from refusalkit.journal._turn import WriterTurn, writer_turn
 from refusalkit.keyring import Keyring
-from refusalkit.server._turn import WriterTurn, writer_turn
 
 __all__ = ["Entry", "JournalAccess"]
 

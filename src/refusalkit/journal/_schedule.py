@@ -1,10 +1,12 @@
-"""The service signs checkpoints on its own schedule; reading never signs (docs/design/journal.md).
+"""Signing checkpoints on a schedule; reading never signs (docs/design/journal.md).
 
-Every ``checkpoint_every`` seconds, and only when the tree grew past the latest signed checkpoint,
-the writer lane signs one (through the signer state beside the keyring, so a store that no longer
+Every ``every`` seconds, and only when the tree grew past the latest signed checkpoint, the
+writer lane signs one (through the signer state beside the keyring, so a store that no longer
 extends what was signed is refused and logged, never signed). With witnesses configured, each new
-checkpoint is then sent to them (C2SP tlog-witness) and their cosignatures are stored with it.
-An ``admin``-scope call signs at once (``POST /v1/admin/journal/checkpoint``).
+checkpoint is then sent to them (C2SP tlog-witness) through the ``cosign`` callable the owner
+passes in (``refusalkit.witness.collect_cosignatures``; the journal does not import the witness
+package, which builds on it), and their cosignatures are stored with it. The service signs at
+once on an ``admin``-scope call (``POST /v1/admin/journal/checkpoint``) through ``sign_now``.
 """
 
 from __future__ import annotations
@@ -12,14 +14,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from refusalkit.errors import RefusalkitError
-from refusalkit.journal import Journal
-from refusalkit.server._journal_io import JournalAccess
+from refusalkit.journal._access import JournalAccess
+from refusalkit.journal._journal import Journal
 
-__all__ = ["CheckpointScheduler", "sign_if_grown"]
+__all__ = ["CheckpointScheduler", "Cosigner", "sign_if_grown"]
 
 log = logging.getLogger("refusalkit.server.checkpoints")
+
+
+class CosignOutcome(Protocol):
+    """What a witness answered (``refusalkit.witness.WitnessOutcome``)."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def error(self) -> str | None: ...
+
+
+ProofSource = Callable[[int, int], list[bytes]]
+Cosigner = Callable[[str, Sequence[str], ProofSource], tuple[str, Sequence[CosignOutcome]]]
+"""``(note, witness URLs, proof source) -> (note with cosignatures, outcomes)``."""
 
 
 def sign_if_grown(journal: Journal) -> str | None:
@@ -33,10 +52,16 @@ def sign_if_grown(journal: Journal) -> str | None:
 class CheckpointScheduler:
     """The background task that signs (and has witnessed) checkpoints on a schedule."""
 
-    def __init__(self, access: JournalAccess, every: float, witnesses: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        access: JournalAccess,
+        every: float,
+        witnesses: tuple[str, ...],
+        cosign: Cosigner | None = None,
+    ) -> None:
         self._access, self._every, self._witnesses = access, every, witnesses
+        self._cosigner = cosign
         self._task: asyncio.Task[None] | None = None
-        self.last_error: str | None = None
 
     def start(self) -> None:
         """Start signing: now, then every ``every`` seconds."""
@@ -52,16 +77,14 @@ class CheckpointScheduler:
     async def sign_now(self, *, force: bool) -> str:
         """Sign (``force``: even when the tree did not grow), then gather cosignatures."""
         note = await self._access.write(lambda j: j.checkpoint() if force else sign_if_grown(j))
-        if note is not None and self._witnesses:
-            await self._cosign(note)
+        if note is not None and self._witnesses and self._cosigner is not None:
+            await self._cosign(self._cosigner, note)
         latest: str | None = await self._access.write(lambda j: j.latest_checkpoint())
         return latest or ""
 
-    async def _cosign(self, note: str) -> None:
+    async def _cosign(self, cosigner: Cosigner, note: str) -> None:
         """Ask each witness to cosign ``note`` off the writer lane (HTTP may be slow), then store
         the cosignatures with the checkpoint. Consistency proofs come from the reader lane."""
-        from refusalkit.witness import collect_cosignatures  # noqa: PLC0415 (only with --witness)
-
         loop = asyncio.get_running_loop()
 
         def proof(old: int, new: int) -> list[bytes]:
@@ -70,9 +93,7 @@ class CheckpointScheduler:
             ).result()
             return [bytes.fromhex(h) for h in found["hashes"]]
 
-        merged, outcomes = await asyncio.to_thread(
-            collect_cosignatures, note, self._witnesses, proof
-        )
+        merged, outcomes = await asyncio.to_thread(cosigner, note, self._witnesses, proof)
         for outcome in outcomes:
             if outcome.error:
                 log.warning("witness %s did not cosign: %s", outcome.url, outcome.error)
@@ -82,11 +103,8 @@ class CheckpointScheduler:
         while True:
             try:
                 await self.sign_now(force=False)
-                self.last_error = None
             except RefusalkitError as exc:
-                self.last_error = exc.message
                 log.error("checkpoint not signed: %s (%s)", exc.message, exc.hint)  # noqa: TRY400
             except Exception:  # the schedule goes on; the error is logged
-                self.last_error = "unexpected error"
                 log.exception("checkpoint not signed")
             await asyncio.sleep(self._every)

@@ -1,10 +1,12 @@
-"""Building ``WhyStep`` and ``Decision`` records on the hot path.
+"""Building ``WhyStep`` and ``Decision`` records on the hot path (a declared speed twin).
 
 The model's records are frozen dataclasses whose ``__init__`` sets each field through
-``object.__setattr__`` and then validates. The engine builds records whose invariants hold by
-construction (a refusal always carries a reason code, an allow never does), so it fills the
-slots directly through their descriptors: the result is an ordinary ``Decision``/``WhyStep``,
-equal to one built by ``__init__`` (``tests/decide/test_records.py`` checks this).
+``object.__setattr__`` and then validates. The built-in engine and the engine adapters fill the
+slots directly through their descriptors instead: the result is an ordinary
+``Decision``/``WhyStep``, equal to one built by ``__init__`` (``tests/decide/test_records.py``
+checks this). ``make_decision`` still holds a Decision's invariants: it refuses a refusal without
+a reason code and an allow with one, and it derives ``reason_codes_version`` from the code
+(``ReasonCode.since``), so no caller can pass a wrong one.
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ from refusalkit.model import (
     WhyStep,
 )
 
-__all__ = ["Subjects", "make_decision", "make_step", "make_subject"]
+__all__ = ["Subjects", "checked_decision", "make_decision", "make_step", "make_subject"]
 
 _new = object.__new__
+_REFUSES: dict[Action, bool] = {action: action.refuses for action in Action}
+_VERSION: dict[ReasonCode | None, int] = {None: 1, **{code: code.since for code in ReasonCode}}
 
 
 def _setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any], None], ...]:
@@ -103,10 +107,11 @@ def make_decision(  # noqa: PLR0917 (mirrors Decision's positional fields)
     subject: Subject,
     request_digest: str,
     decided_at: str,
-    reason_codes_version: int = 1,
 ) -> Decision:
-    """A ``Decision`` (same result as ``Decision(...)``; the caller guarantees its invariants:
-    a refusal has a code, an allow has none, ``reason_codes_version`` covers the code)."""
+    """A ``Decision`` (same result as ``Decision(...)``, which derives ``reason_codes_version``
+    from the code); ``ValueError`` for a refusal without a code or an allow with one."""
+    if _REFUSES[action] is (reason_code is None):
+        raise ValueError(f"a {action} decision with reason code {reason_code} is not valid")
     out: Any = _new(Decision)
     _d_id(out, decision_id)
     _d_action(out, action)
@@ -119,7 +124,7 @@ def make_decision(  # noqa: PLR0917 (mirrors Decision's positional fields)
     _d_subject(out, subject)
     _d_digest(out, request_digest)
     _d_at(out, decided_at)
-    _d_version(out, reason_codes_version)  # the engine's own codes are all version 1 codes
+    _d_version(out, _VERSION[reason_code])
     _d_schema(out, DECISION_SCHEMA)
     return out  # type: ignore[no-any-return]
 
@@ -162,3 +167,25 @@ class Subjects:
         if subject is None:
             subject = self._cache.put(key, make_subject(_encodable(key[0]), _encodable(key[1])))
         return subject
+
+
+def checked_decision(  # noqa: PLR0917 (the deprecated refusalkit.decide.make_decision)
+    decision_id: str,
+    action: Action,
+    reason_code: ReasonCode | None,
+    matched_rule: str,
+    message: str | None,
+    why_trail: tuple[WhyStep, ...],
+    policy: PolicyRef,
+    engine: EngineRef,
+    subject: Subject,
+    request_digest: str,
+    decided_at: str,
+    reason_codes_version: int = 0,
+) -> Decision:
+    """What the deprecated ``refusalkit.decide.make_decision`` builds: ``Decision(...)``, every
+    invariant checked (a stated ``reason_codes_version`` may not be older than the code's)."""
+    return Decision(
+        decision_id, action, reason_code, matched_rule, message, why_trail, policy, engine,
+        subject, request_digest, decided_at, reason_codes_version,
+    )  # fmt: skip
