@@ -65,13 +65,17 @@ def coder(dp: DecisionPoint, tool: str, **args: Any) -> Decision:
 
 
 def editor(dp: DecisionPoint, tool: str, **args: Any) -> Decision:
-    return dp.decide({"tool": "fs." + tool, "args": args, "caller": EDITOR})
+    """A call as ``mcp wrap`` sends it: with the session's taint (clean here)."""
+    context = {"session": {"tainted": False}}
+    return dp.decide({"tool": "fs." + tool, "args": args, "caller": EDITOR, "context": context})
 
 
 def refused(decision: Decision, rule: str | None = None) -> bool:
+    """Refused, and (when ``rule`` is given) with that rule's step matched in the trail (an
+    earlier rule of the same severity may be the decisive one)."""
     if decision.action not in (Action.DENY, Action.BLOCK):
         return False
-    return rule is None or decision.matched_rule == rule
+    return rule is None or any(s.rule == rule and s.matched for s in decision.why_trail)
 
 
 # -- names the packs forgot, and case -----------------------------------------------------------
