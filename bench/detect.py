@@ -19,10 +19,17 @@ one run (``bench/results/detect-blind-first-run.txt``), gave recall 0.984, false
 right after a colon (``NOTE:+49 30 ...``) scored 0.75. That was fixed after the run, so every
 split's current figures are after tuning; the first-run file is the honest held-out figure.
 
-A text counts as flagged when the tool reports anything in it. detect-secrets runs with its
-default plugins and filters on a temporary file per text (``SecretsCollection.scan_file``), as
-its CLI would; it has no personal-data detectors, so its recall on those kinds is what its
-secret plugins catch by chance, and the table shows secrets-only figures as well.
+The ``evasion`` split (``bench/data/detect-evasion.jsonl``, ``bench/detect_evasion.py``) was
+written after the normalised view, the context passwords and the digit-run rules, committed
+before its first run, and that run is kept in ``bench/results/detect-evasion-first-run.txt``.
+
+A text counts as flagged when the tool reports anything in it. detect-secrets runs in memory:
+default plugins and filters, the line pass its ``scan_file`` runs, on the text's lines (no
+temporary files, no eager search); it has no personal-data detectors, so its recall on those
+kinds is what its secret plugins catch by chance, and the table shows secrets-only figures as
+well. Timing is the p50 (with the interquartile range) per 2,000-token turn over distinct turns
+(project docs and source, and corpus texts, 8,000 characters each), guard and detect-secrets
+interleaved on each turn, with the load average.
 
     python bench/detect.py [--quick]
 """
@@ -30,11 +37,13 @@ secret plugins catch by chance, and the table shows secrets-only figures as well
 from __future__ import annotations
 
 import argparse
+import csv
 import json
+import os
 import platform
+import random
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -44,13 +53,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from refusalkit.chat import ChatRuntime
+from refusalkit.chat import scan
 from refusalkit.chat._detect import find_private_data, find_secrets
 from refusalkit.chat._scrub import redact_text
 from refusalkit.keyring import Keyring
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "bench" / "data" / "detect-corpus.jsonl"
+EVASION = ROOT / "bench" / "data" / "detect-evasion.jsonl"
 RESULTS = ROOT / "bench" / "results" / "detect.json"
 PII_KINDS = frozenset(
     {"email", "phone_international", "phone_national", "payment_card", "iban", "us_ssn",
@@ -63,7 +73,8 @@ TURN_WORDS = (
 
 
 def load_corpus() -> list[dict[str, Any]]:
-    return [json.loads(x) for x in CORPUS.read_text("utf-8").splitlines() if x.strip()]
+    lines = CORPUS.read_text("utf-8").splitlines() + EVASION.read_text("utf-8").splitlines()
+    return [json.loads(x) for x in lines if x.strip()]
 
 
 def guard_flags(text: str) -> bool:
@@ -71,22 +82,22 @@ def guard_flags(text: str) -> bool:
 
 
 class DetectSecrets:
-    """Yelp's detect-secrets, default plugins and filters, scanning one temporary file a text."""
+    """Yelp's detect-secrets with its default plugins and filters: the line pass ``scan_file``
+    runs (``_process_line_based_plugins``), on the text's lines in memory, no temporary file and
+    no eager search (``scan_line``, its ad-hoc API, searches eagerly and flags nearly every
+    benign row)."""
 
-    def __init__(self, workdir: Path) -> None:
-        from detect_secrets import SecretsCollection  # noqa: PLC0415 (bench-only dependency)
+    def __init__(self) -> None:
+        from detect_secrets.core import scan as ds_scan  # noqa: PLC0415 (bench-only dependency)
         from detect_secrets.settings import default_settings  # noqa: PLC0415
 
-        self._collection = SecretsCollection
+        self._lines = ds_scan._process_line_based_plugins
         self._settings = default_settings
-        self._path = workdir / "sample.txt"
 
     def flags(self, text: str) -> bool:
-        self._path.write_text(text, "utf-8")
         with self._settings():
-            found = self._collection()
-            found.scan_file(str(self._path))
-        return bool(list(found))
+            lines = list(enumerate(text.splitlines(), start=1))
+            return any(True for _ in self._lines(lines=lines, filename="sample.txt"))
 
 
 def score(rows: list[dict[str, Any]], flags: Callable[[str], bool]) -> dict[str, Any]:
@@ -128,30 +139,54 @@ def leaks(rows: Iterable[dict[str, Any]]) -> list[str]:
     return out
 
 
-def p50_ms(fn: Callable[[], object], runs: int) -> float:
-    fn()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+XSTEST = ROOT / "tests" / "vectors" / "xstest" / "xstest_v2_completions_gpt4.csv"
 
 
-def turn_text() -> str:
-    """About 2,000 tokens (8,000 characters) of ordinary articulation."""
-    return (TURN_WORDS * (8000 // len(TURN_WORDS) + 1))[:8000]
+def model_turns(count: int) -> list[str]:
+    """Distinct 8,000-character turns (about 2,000 tokens) of real model output: GPT-4's
+    XSTest completions (Markdown lists, code, tables), shuffled and joined."""
+    with XSTEST.open(encoding="utf-8", newline="") as handle:
+        replies = [row["completion"] for row in csv.DictReader(handle) if row["completion"]]
+    rng = random.Random(7)
+    out = []
+    for _ in range(count):
+        rng.shuffle(replies)
+        out.append("\n\n".join(replies)[:8000])
+    return out
 
 
-def timings(peer: DetectSecrets | None, runs: int) -> dict[str, float]:
-    text = turn_text()
-    runtime = ChatRuntime()
-    out = {
-        "guard_detect_ms": p50_ms(lambda: guard_flags(text), runs),
-        "guard_turn_ms": p50_ms(lambda: runtime.check("summarise", text), runs),
-    }
-    if peer is not None:
-        out["detect_secrets_ms"] = p50_ms(lambda: peer.flags(text), max(5, runs // 10))
+def project_turns(count: int) -> list[str]:
+    """Distinct 8,000-character chunks of the project's docs and source (code-heavy, full of
+    secret-related words: a worst case for keyword prefilters)."""
+    paths = sorted((ROOT / "docs").rglob("*.md")) + sorted((ROOT / "src").rglob("*.py"))
+    whole = "\n".join(p.read_text("utf-8") for p in paths)
+    return [whole[i : i + 8000] for i in range(0, len(whole) - 8000, 8000)][:count]
+
+
+def _spread(times: list[float]) -> dict[str, float]:
+    q = statistics.quantiles(times, n=4)
+    return {"p50_ms": statistics.median(times) * 1000, "q1_ms": q[0] * 1000, "q3_ms": q[2] * 1000}
+
+
+def timings(peer: DetectSecrets | None, count: int) -> dict[str, Any]:
+    """Per distinct turn, guard then peer (interleaved): p50 and quartiles, and the load."""
+    redactor = Keyring.generate().redactor()
+    out: dict[str, Any] = {"load_average": [os.getloadavg()[0]]}
+    for name, texts in (("model_turns", model_turns(count)), ("project", project_turns(count))):
+        ours: list[float] = []
+        theirs: list[float] = []
+        for text in texts:
+            start = time.perf_counter()
+            scan(text, redactor)
+            ours.append(time.perf_counter() - start)
+            if peer is not None:
+                start = time.perf_counter()
+                peer.flags(text)
+                theirs.append(time.perf_counter() - start)
+        out[name] = {"turns": len(ours), "guard_scan": _spread(ours)}
+        if theirs:
+            out[name]["detect_secrets"] = _spread(theirs)
+    out["load_average"].append(os.getloadavg()[0])
     return out
 
 
@@ -179,22 +214,21 @@ def table(results: dict[str, Any], split: str) -> Table:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer timing runs")
+    parser.add_argument("--quick", action="store_true", help="fewer timed turns")
     parser.add_argument("--no-peer", action="store_true", help="skip detect-secrets")
     args = parser.parse_args()
     rows = load_corpus()
     console = Console()
-    with tempfile.TemporaryDirectory() as tmp:
-        peer = None if args.no_peer else DetectSecrets(Path(tmp))
-        results: dict[str, Any] = {}
-        for split in ("dev", "heldout", "fresh", "blind", "all"):
-            chosen = [r for r in rows if split == "all" or r["split"] == split]
-            results[split] = {"guard": score(chosen, guard_flags)}
-            if peer is not None:
-                results[split]["detect_secrets"] = score(chosen, peer.flags)
-            console.print(table(results, split))
-        results["leaks"] = leaks(rows)
-        results["timing"] = timings(peer, 30 if args.quick else 300)
+    peer = None if args.no_peer else DetectSecrets()
+    results: dict[str, Any] = {}
+    for split in ("dev", "heldout", "fresh", "blind", "evasion", "all"):
+        chosen = [r for r in rows if split == "all" or r["split"] == split]
+        results[split] = {"guard": score(chosen, guard_flags)}
+        if peer is not None:
+            results[split]["detect_secrets"] = score(chosen, peer.flags)
+        console.print(table(results, split))
+    results["leaks"] = leaks(rows)
+    results["timing"] = timings(peer, 40 if args.quick else 200)
     _summary(console, results)
     results["machine"] = {"python": platform.python_version(), "platform": platform.platform()}
     RESULTS.write_text(json.dumps(results, indent=2) + "\n", "utf-8")
@@ -206,13 +240,22 @@ def _summary(console: Console, results: dict[str, Any]) -> None:
     timing = results["timing"]
     console.print(f"leaks after redaction: {len(results['leaks'])} {results['leaks'][:10]}")
     console.print(
-        f"per 2,000-token turn, p50: guard detection {timing['guard_detect_ms']:.3f} ms, "
-        f"whole guarded turn {timing['guard_turn_ms']:.3f} ms"
+        f"load average {timing['load_average'][0]:.2f} -> {timing['load_average'][1]:.2f}"
     )
+    for name in ("model_turns", "project"):
+        ours_ms, theirs_ms = timing[name]["guard_scan"], timing[name].get("detect_secrets")
+        line = (
+            f"{name}: {timing[name]['turns']} distinct 2,000-token turns, p50 [q1-q3]: guard "
+            f"scan {ours_ms['p50_ms']:.3f} ms [{ours_ms['q1_ms']:.3f}-{ours_ms['q3_ms']:.3f}]"
+        )
+        if theirs_ms:
+            line += (
+                f"; detect-secrets {theirs_ms['p50_ms']:.3f} ms [{theirs_ms['q1_ms']:.3f}-"
+                f"{theirs_ms['q3_ms']:.3f}] ({theirs_ms['p50_ms'] / ours_ms['p50_ms']:.2f}x)"
+            )
+        console.print(line, markup=False)
     if peer:
         console.print(
-            f"detect-secrets {timing['detect_secrets_ms']:.1f} ms "
-            f"({timing['detect_secrets_ms'] / timing['guard_detect_ms']:.0f}x the guard's time); "
             f"recall {ours['recall']:.3f} vs {peer['recall']:.3f} "
             f"({ours['recall'] / max(peer['recall'], 1e-9):.2f}x), "
             f"FP rate {ours['fp_rate']:.3f} vs {peer['fp_rate']:.3f}"

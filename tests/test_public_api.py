@@ -35,7 +35,8 @@ PUBLIC: dict[str, list[str]] = {
         "Attempt", "ChatResponse", "ChatRuntime", "EndpointResponder", "EthicsPack",
         "EthicsVerdict", "Identity", "LogRefusalSink", "OtelRefusalSink", "PredicateResult",
         "RefusalSink", "Reply", "Responder", "SafetyVerdict", "ScanFinding", "ToolCall",
-        "TurnEvent", "load_ethics_pack", "read_transcript", "redact", "replay", "scan",
+        "TurnEvent", "UnreadableLine", "load_ethics_pack", "read_transcript", "redact", "replay",
+        "scan",
     ],
     "refusalkit.cli": ["app", "main"],
     "refusalkit.client": ["AsyncClient", "Client"],
@@ -50,7 +51,7 @@ PUBLIC: dict[str, list[str]] = {
     "refusalkit.errors": [
         "CalibrationError", "CalibrationSetError", "ChatError", "ComparisonError",
         "EthicsPackError", "JournalError", "KeyringError", "MissingExtraError", "PolicyError",
-        "ProofError",
+        "NotAReceiptError", "ProofError",
         "RefusalkitError", "RequestError", "ResponderError", "RunnerError", "SafetyPackError",
         "ServiceError", "StoreError", "UsageError", "VerificationError",
     ],

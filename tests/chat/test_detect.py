@@ -17,7 +17,7 @@ SECRETS = {
     "aws_secret_access_key": "aws_secret_access_key = kX8vN2pL9qR4sT7uW1yZ3aB5cD6eF0gH2iJ4kL6m",
     "private_key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEow...",
     "github_token": "token ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R",
-    "slack_token": "xoxb-123456789012-abcdefghijkl",
+    "slack_token": "xoxb-482910375561-Qm7xVt2kLp9w",
     "stripe_key": "sk_live_4eC39HqLyjWDarjtT1zdp7dcAB12",
     "google_api_key": "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
     "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
@@ -169,7 +169,7 @@ EVASIONS = {
     "token with a space inside": "use ghp_1a2B3c4D5e6F7g8H9i0J 1k2L3m4N5o6P7q8R please",
     "stripe publishable live key": "pk_live_51HqLyjWDarjtT1zdp7dcXyZ0a9B8c7D6e5",
     "stripe webhook secret": "whsec_5f8Kq2Lm9Zx3Vb7Nc1Qw4Er6Ty8Ui0Op",
-    "slack app token": "xapp-1-A0123ABCDEF-1234567890123-" + "9f" * 32,
+    "slack app token": "xapp-1-A07QK3ZVD9R-4178792188491-6f46fd79c05c08ecf22dff01090312ce",
     "azure sas signature": "https://a.blob.core.windows.net/c/f?sv=2022-11-02&sig=Zx9Lm2Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk%2B%3D",
     "putty private key": "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\n"
     "AAAAIGh8Kq2Lm9Zx3Vb7Nc1Qw4Er6Ty8Ui0OpAsDfGhJkLzXc\nPrivate-MAC: 5f8e9d",

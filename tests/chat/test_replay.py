@@ -12,10 +12,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from refusalkit.chat import ChatRuntime, read_transcript, replay
+from refusalkit.chat import ChatRuntime, UnreadableLine, read_transcript, replay
 from refusalkit.cli import app
 from refusalkit.decide import DecisionPoint, load_pack
-from refusalkit.errors import UsageError
 from refusalkit.examples import example_path
 from refusalkit.keyring import Keyring
 
@@ -66,8 +65,63 @@ def test_fifty_turn_replay_is_deterministic(keyring: Keyring) -> None:
 def test_bad_transcript_line_is_named(tmp_path: Path) -> None:
     bad = tmp_path / "t.jsonl"
     bad.write_text('{"input": "hi", "response": "yo"}\n{"input": 3}\n', encoding="utf-8")
-    with pytest.raises(UsageError, match=r"t\.jsonl:2"):
-        read_transcript(bad)
+    turns = read_transcript(bad)
+    assert turns[0] == ("hi", "yo", ())
+    assert turns[1] == UnreadableLine(f"{bad}:2", "a turn needs a string `input`")
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def _mixed_transcript(tmp_path: Path) -> Path:
+    path = tmp_path / "t.jsonl"
+    lines = [
+        json.dumps({"input": "hi", "response": "Hello!"}),
+        '{"input": ' + DEEP + "}",
+        "not json at all",
+        json.dumps({"input": "key?", "response": "It is AKIAQ3EGRT5WZ7XK2LMN."}),
+        json.dumps({"input": "bye", "response": "Goodbye."}),
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_an_unreadable_line_is_refused_as_a_turn_and_replay_goes_on(
+    tmp_path: Path, keyring: Keyring
+) -> None:
+    path = _mixed_transcript(tmp_path)
+    runtime = ChatRuntime(keyring=keyring, session="s-bad")
+    out = [r.to_dict() for r in replay(runtime, read_transcript(path))]
+    assert [r["selected"] for r in out] == [
+        "articulation", "refusal", "refusal", "refusal", "articulation",
+    ]  # fmt: skip
+    assert [r["turn"] for r in out] == [0, 1, 2, 3, 4]
+    deep, garbled = out[1], out[2]
+    assert deep["refusal_tags"] == ["safety:no_secret_disclosure"]
+    assert deep["surface"].startswith("I cannot proceed — boundary violated: ")
+    evidence = json.dumps(deep["safety_verdict"])
+    assert f"{path}:2" in evidence
+    assert "nested too deeply" in evidence
+    assert "not JSON" in json.dumps(garbled["safety_verdict"])
+    assert deep["decision"]["reason_code"]
+
+
+def test_cli_replay_goes_on_past_an_unreadable_line(tmp_path: Path, keyring_path: Path) -> None:
+    path = _mixed_transcript(tmp_path)
+    log = tmp_path / "turns.jsonl"
+    result = CliRunner().invoke(
+        app,
+        ["chat", "replay", str(path), "--keyring", str(keyring_path), "--turn-log", str(log)],
+    )
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(x) for x in result.stdout.splitlines() if x.startswith("{")]
+    assert len(lines) == 5
+    assert f"{path}:2: nested too deeply to read" in result.stderr
+    assert f"hint: {path}:2 is refused as a turn" in result.stderr
+    assert "5 turns, 3 refused" in result.stderr
+    events = [json.loads(x) for x in log.read_text("utf-8").splitlines()]
+    assert len(events) == 5
+    assert "Traceback" not in result.output
 
 
 def test_cli_replay_prints_one_chat_response_per_turn(tmp_path: Path, keyring_path: Path) -> None:
@@ -142,7 +196,7 @@ def test_table_format_one_line_per_turn(keyring_path: Path) -> None:
     assert lines[0].split() == ["turn", "verdict", "refusal", "surface"]
     rows, summary = lines[1:-1], lines[-1]
     assert len(rows) == 50
-    assert summary == "50 turns, 16 refused"  # the table's last line, on stdout
+    assert summary == "50 turns, 15 refused"  # the table's last line, on stdout
     assert rows[0].split()[:3] == ["0", "articulation", "-"]
     refused = rows[3].split()
     assert refused[:3] == ["3", "refusal", "safety:no_secret_disclosure"]
@@ -156,7 +210,7 @@ def test_jsonl_format_keeps_stdout_machine_readable(keyring_path: Path) -> None:
     result = _replay_cli(keyring_path, "--format", "jsonl")
     assert result.exit_code == 0, result.output
     assert [json.loads(x)["turn"] for x in result.stdout.splitlines()] == list(range(50))
-    assert result.stderr.strip() == "50 turns, 16 refused"
+    assert result.stderr.strip() == "50 turns, 15 refused"
 
 
 def test_a_terminal_gets_the_table_and_a_pipe_gets_jsonl(keyring_path: Path) -> None:
@@ -177,7 +231,7 @@ def test_a_terminal_gets_the_table_and_a_pipe_gets_jsonl(keyring_path: Path) -> 
         assert proc.wait(timeout=120) == 0
     lines = shown.decode().splitlines()
     assert lines[0].split() == ["turn", "verdict", "refusal", "surface"]
-    assert lines[-1] == "50 turns, 16 refused"
+    assert lines[-1] == "50 turns, 15 refused"
     assert all(len(x) <= 100 for x in lines)
 
 

@@ -8,7 +8,7 @@ import itertools
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from refusalkit.chat import ScanFinding, redact, scan
@@ -107,6 +107,7 @@ def test_invalid_span_is_rejected() -> None:
         ScanFinding("secret:x", 5, 2, "<t>")
 
 
+@settings(deadline=None)
 @given(st.text(max_size=60), st.text(max_size=60))
 def test_spans_point_into_the_original_text(before: str, after: str) -> None:
     redactor = Redactor("k1", bytes(32))

@@ -40,15 +40,23 @@ def _run_without(module: str, *args: str, home: Path) -> subprocess.CompletedPro
         capture_output=True,
         text=True,
         env=env,
+        cwd=home,  # relative paths (keys.json, j.db) land in the test's folder, not the repo's
         timeout=60,
         check=False,
     )
 
 
+def test_service_keys_need_no_server_extra(tmp_path: Path) -> None:
+    argv = ["service", "keys", "add", "ops", "--scopes", "decide", "--keys-file", "keys.json"]
+    done = _run_without("fastapi", *argv, home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().startswith("rk_")
+    assert (tmp_path / "keys.json").exists()
+
+
 @pytest.mark.parametrize(
     "argv",
     [
-        ["service", "keys", "add", "ops", "--scopes", "decide", "--keys-file", "keys.json"],
         [
             "serve",
             "--policy",
@@ -58,7 +66,7 @@ def _run_without(module: str, *args: str, home: Path) -> subprocess.CompletedPro
             "--insecure-no-auth",
         ],
     ],
-    ids=["service-keys-add", "serve"],
+    ids=["serve"],
 )
 def test_a_missing_extra_is_named_in_one_line(tmp_path: Path, argv: list[str]) -> None:
     done = _run_without("fastapi", *argv, home=tmp_path)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from refusalkit.chat._attempt import Attempt
 from refusalkit.chat._ethics import EthicsPack, load_ethics_pack
 from refusalkit.chat._events import TurnEvent
-from refusalkit.chat._replay import read_transcript, replay
+from refusalkit.chat._replay import UnreadableLine, read_transcript, replay
 from refusalkit.chat._responder import EndpointResponder, Reply, Responder
 from refusalkit.chat._response import ChatResponse
 from refusalkit.chat._runtime import ChatRuntime
@@ -41,6 +41,7 @@ __all__ = [
     "ScanFinding",
     "ToolCall",
     "TurnEvent",
+    "UnreadableLine",
     "load_ethics_pack",
     "read_transcript",
     "redact",

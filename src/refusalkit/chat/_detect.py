@@ -4,6 +4,10 @@ Credentials: ``_secrets`` (curated whole-secret patterns, gitleaks' rules, a dec
 Personal data: ``_personal`` (RE2 candidates confirmed by libphonenumber and python-stdnum).
 Both are RE2 only (linear time on untrusted model output) and report kinds and character spans,
 never the matched text, so findings can be logged (docs/design/chat-guard.md, "Detectors").
+Each runs on the text and on its normalised view (``_view``: invisible characters dropped, NFKC,
+HTML entities, Markdown marks, joined cells and wrapped lines); a finding in the view maps back to
+the whole original span. A finding's value is the secret as the view reads it (personal data:
+normalised), so one secret typed two ways gets one token.
 """
 
 from __future__ import annotations
@@ -11,10 +15,11 @@ from __future__ import annotations
 import re2
 
 from refusalkit.chat import _personal, _secrets
-from refusalkit.chat._finding import Finding
+from refusalkit.chat._finding import Finding, widest
 from refusalkit.chat._personal import normalise
 from refusalkit.chat._secrets import is_placeholder
 from refusalkit.chat._untrusted import clean_text
+from refusalkit.chat._view import View, build
 
 __all__ = [
     "Finding",
@@ -39,14 +44,36 @@ def _checkable(text: str) -> str:
     return text if text.isascii() else clean_text(text)
 
 
+def _valued(found: list[Finding], text: str) -> list[Finding]:
+    """Secret findings carry their text as their value (for the token)."""
+    return [Finding(f.kind, f.start, f.end, text[f.start : f.end]) for f in found]
+
+
+def _mapped(found: list[Finding], view: View) -> list[Finding]:
+    return [Finding(f.kind, *view.span(f.start, f.end), f.value) for f in found]
+
+
 def find_secrets(text: str) -> list[Finding]:
-    """Credentials in ``text``: one finding per secret, its span covering the whole secret."""
-    return _secrets.find_secrets(_checkable(text))
+    """Credentials in ``text`` and its normalised view: one finding per secret, its span
+    covering every original character of the whole secret."""
+    text = _checkable(text)
+    found = _valued(_secrets.find_secrets(text), text)
+    view = build(text)
+    if view is None:
+        return found
+    seen = _mapped(_valued(_secrets.find_secrets(view.text), view.text), view)
+    return widest([*seen, *found], _secrets.FALLBACKS)
 
 
 def find_private_data(text: str) -> list[Finding]:
-    """Personal data in ``text``: one finding per value, confirmed by its validator."""
-    return _personal.find_private_data(_checkable(text))
+    """Personal data in ``text`` and its normalised view: one finding per value, confirmed by
+    its validator."""
+    text = _checkable(text)
+    found = _personal.find_private_data(text)
+    view = build(text)
+    if view is None:
+        return found
+    return widest([*_mapped(_personal.find_private_data(view.text), view), *found])
 
 
 def looks_like_refusal(text: str) -> bool:

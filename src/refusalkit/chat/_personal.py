@@ -6,8 +6,9 @@ format (docs/design/chat.md, "Detectors"):
 * phone numbers: libphonenumber (``phonenumbers``), international (``+44 20 ...``, ``0044 ...``)
   and national formats in the deployment's default region (``REFUSALKIT_PHONE_REGION``, default
   ``US``); a national number needs phone-like punctuation or a context word ("call", "tel", ...);
-* payment cards: issuer prefix, length and the Luhn check (ISO/IEC 7812-1), found at the front of
-  a longer digit run (a card followed by its CVV), and card security codes beside their label;
+* payment cards: a whole run of digits and separators, printed as cards are (one run, groups of
+  4, 4-6-5), with issuer prefix, length and the Luhn check (ISO/IEC 7812-1) on the whole run or
+  on the run before a trailing security code; and card security codes beside their label;
 * IBANs (ISO 13616 mod-97, ``python-stdnum``), in any case and grouping;
 * national identifiers, each by its ``python-stdnum`` validator: US SSN, UK NINO (HMRC prefix
   rules), Spanish DNI and NIE, French NIR, Italian codice fiscale, Brazilian CPF; those whose
@@ -30,6 +31,7 @@ from stdnum.br import cpf
 from stdnum.ca import sin
 from stdnum.de import idnr
 from stdnum.es import dni, nie
+from stdnum.exceptions import ValidationError
 from stdnum.fr import nir
 from stdnum.in_ import aadhaar
 from stdnum.it import codicefiscale
@@ -105,6 +107,18 @@ def _whole(valid: Callable[[str], bool], norm: Callable[[str], str] = _alnum) ->
     return check
 
 
+def _whole_run_of(valid: Callable[[str], bool]) -> Check:
+    """A number that is a whole run of digits (not part of a longer one), by its digits."""
+
+    def check(text: str, m: Any) -> _Hit | None:
+        value = _digits(m.group(0))
+        if not _whole_run(text, m.start(), m.end()) or not valid(value):
+            return None
+        return _Hit(m.start(), m.end(), value)
+
+    return check
+
+
 def _with_context(check: Check, *words: str) -> Check:
     def guarded(text: str, m: Any) -> _Hit | None:
         return check(text, m) if _near(text, m.start(), words) else None
@@ -123,30 +137,70 @@ def _prefix_end(run: str, count: int) -> int | None:
     return None
 
 
-_CARD_LENGTHS = (16, 15, 19, 18, 17, 14, 13)
-_CARD_ISSUER = re2.compile(r"^(?:4|5[1-5]|2[2-7]|3[47]|3[0689]|6(?:011|5|4[4-9]|2)|35|5[06-8])")
+_CARD_ISSUER = re2.compile(r"^(?:[2-6]|1\d{14}$)")  # UATP cards (prefix 1) have 15 digits
+_SEPARATORS = " ._/\u00a0\u2009\u202f-"
+_GROUPINGS = frozenset({(4, 6, 5), (4, 6, 4), (4, 4, 5), (4, 4, 6)})
 
 
-def _card(_text: str, m: Any) -> _Hit | None:
-    """A card number at the front of a digit run (so a trailing CVV or expiry does not hide it)."""
-    run = m.group(0)
-    digits = _digits(run)
-    for n in _CARD_LENGTHS:
-        head = digits[:n]
-        if len(head) == n and _CARD_ISSUER.search(head) and luhn.is_valid(head):
-            if head in _DOC_VALUES:
-                return None
-            end = _prefix_end(run, n)
-            if end is not None:
-                return _Hit(m.start(), m.start() + end, head)
-    return None
+def _grouped(groups: list[int]) -> bool:
+    """How cards are printed: one run, groups of 4 (the last 1 to 4), or 4-6-5 and 4-6-4."""
+    if len(groups) == 1 or tuple(groups) in _GROUPINGS:
+        return True
+    return all(g == 4 for g in groups[:-1]) and 1 <= groups[-1] <= 4
+
+
+def _card_number(digits: str, groups: list[int]) -> bool:
+    return (
+        13 <= len(digits) <= 19
+        and _grouped(groups)
+        and _CARD_ISSUER.search(digits) is not None
+        and luhn.is_valid(digits)
+        and digits not in _DOC_VALUES
+    )
+
+
+def _whole_run(text: str, start: int, end: int) -> bool:
+    """The match is a whole run of digits: no separator and digit continues it either side."""
+    after = text[end : end + 2]
+    before = text[max(0, start - 2) : start]
+    continues = len(after) == 2 and after[0] in _SEPARATORS and after[1].isdigit()
+    preceded = len(before) == 2 and before[1] in _SEPARATORS and before[0].isdigit()
+    return not (continues or preceded)
+
+
+def _card(text: str, m: Any) -> _Hit | None:
+    """A card number is a whole run of digits and separators (``.``, ``_``, ``/``, spaces,
+    no-break and thin spaces, ``-``): Luhn, issuer and length hold for the whole run, or for
+    the run before a trailing 3-4 digit security code after a space."""
+    run, start = m.group(0), m.start()
+    if not _whole_run(text, start, m.end()):
+        return None
+    pieces = [p for p in re2.split(r"[^0-9]+", run) if p]
+    groups = [len(p) for p in pieces]
+    digits = "".join(pieces)
+    cut = len(run) - groups[-1]
+    if len(groups) > 2 and groups[-1] in (3, 4) and run[cut - 1] in " \u00a0\u2009\u202f":
+        head = digits[: -groups[-1]]  # a card, then its security code
+        if _card_number(head, groups[:-1]):
+            return _Hit(start, start + len(run[:cut].rstrip(_SEPARATORS)), head)
+    return _Hit(start, m.end(), digits) if _card_number(digits, groups) else None
+
+
+def _iban_valid(value: str) -> bool:
+    """ISO 13616: the country's format and length and the mod-97 check; a national check digit
+    python-stdnum does not accept (the Belgian example IBAN) does not hide an IBAN."""
+    try:
+        iban.validate(value, check_country=False)
+    except ValidationError:
+        return False
+    return True
 
 
 def _iban(_text: str, m: Any) -> _Hit | None:
     run = m.group(0)
     compact = _alnum(run)
     for n in range(len(compact), 14, -1):
-        if iban.is_valid(compact[:n]):
+        if _iban_valid(compact[:n]):
             if compact[:n] in _DOC_VALUES:
                 return None
             end = _prefix_end(run, n)
@@ -231,6 +285,14 @@ def _obfuscated_email(_text: str, m: Any) -> _Hit | None:
     return _Hit(m.start(), m.end(), spelled) if _personal_address(spelled) else None
 
 
+def _dni(text: str, m: Any) -> _Hit | None:
+    """A Spanish DNI (a 7-digit one padded), not the first group of a UUID (``1234567a-``)."""
+    if text[m.end() : m.end() + 1] == "-":
+        return None
+    value = _alnum(m.group(0))
+    return _Hit(m.start(), m.end(), value) if dni.is_valid(value.zfill(9)) else None
+
+
 def _nino(value: str) -> bool:
     return value[:2] not in _NINO_BAD_PREFIXES
 
@@ -254,14 +316,18 @@ def _d(kind: str, pattern: str, check: Check) -> _Detector:
 
 
 _DETECTORS: tuple[_Detector, ...] = (
-    _d("email", r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b", _email),
+    _d(
+        "email",
+        r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:xn--[A-Za-z0-9-]{2,}|[A-Za-z]{2,})\b",
+        _email,
+    ),
     _d(
         "email",
         r"(?i)\b[a-z0-9._%+-]+\s*[\[(]\s*at\s*[\])]\s*[a-z0-9-]+"
         r"(?:\s*[\[(]\s*dot\s*[\])]\s*[a-z0-9-]+)+",
         _obfuscated_email,
     ),
-    _d("payment_card", r"\b\d(?:[ -]?\d){12,24}\b", _card),
+    _d("payment_card", r"\b\d(?:[ ._/\x{a0}\x{2009}\x{202f}-]?\d){12,40}\b", _card),
     _d(
         "card_security_code",
         r"(?i)\b(?:cvv2?|cvc2?|csc|cid|security code)\b\W{0,5}(?P<v>\d{3,4})\b",
@@ -271,15 +337,15 @@ _DETECTORS: tuple[_Detector, ...] = (
     _d("us_ssn", r"\b\d{3}-\d{2}-\d{4}\b", _whole(ssn.is_valid, _digits)),
     _d(
         "us_ssn",
-        r"\b\d{9}\b",
-        _with_context(_whole(ssn.is_valid, _digits), "ssn", "social security"),
+        r"\b\d{3}[ ._\x{a0}\x{2009}]?\d{2}[ ._\x{a0}\x{2009}]?\d{4}\b",
+        _with_context(_whole_run_of(ssn.is_valid), "ssn", "social security", "ss#", "ss #"),
     ),
     _d(
         "uk_nino",
         r"(?i)\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b",
         _whole(_nino),
     ),
-    _d("es_dni", r"(?i)\b\d{8}[ -]?[A-Z]\b", _whole(dni.is_valid)),
+    _d("es_dni", r"(?i)\b\d{7,8}[ -]?[A-Z]\b", _dni),
     _d("es_nie", r"(?i)\b[XYZ][ -]?\d{7}[ -]?[A-Z]\b", _whole(nie.is_valid)),
     _d(
         "fr_nir",
@@ -295,16 +361,18 @@ _DETECTORS: tuple[_Detector, ...] = (
     _d(
         "ca_sin",
         r"\b\d{3}[ -]?\d{3}[ -]?\d{3}\b",
-        _with_context(_whole(sin.is_valid, _digits), "sin", "social insurance"),
+        _with_context(
+            _whole(sin.is_valid, _digits), "sin", "social insurance", "nas", "assurance sociale"
+        ),
     ),
     _d(
         "nl_bsn",
-        r"\b\d{9}\b",
-        _with_context(_whole(bsn.is_valid, _digits), "bsn", "burgerservice"),
+        r"\b\d{4}\.\d{2}\.\d{3}\b|\b\d{9}\b",
+        _with_context(_whole(bsn.is_valid, _digits), "bsn", "burgerservice", "sofinummer"),
     ),
     _d(
         "in_aadhaar",
-        r"\b\d{4}[ -]?\d{4}[ -]?\d{4}\b",
+        r"\b\d{4}[ :-]?\d{4}[ :-]?\d{4}\b",
         _with_context(_whole(aadhaar.is_valid, _digits), "aadhaar", "aadhar", "uidai"),
     ),
     _d(

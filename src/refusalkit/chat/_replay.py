@@ -4,6 +4,10 @@ A transcript is JSONL, one turn a line: ``{"input": ..., "response": ..., "tool_
 (tool calls as ``{"tool", "args"}`` or OpenAI ``{"function": {"name", "arguments"}}``). Every
 turn goes through the runtime's stub path, so replaying the same transcript with the same packs
 gives the same surfaces, verdicts and tags (decision ids and timestamps are fresh).
+
+A line that cannot be read as a turn (not JSON, nested too deeply, no string ``input``) is an
+``UnreadableLine`` naming the line and the problem; replay refuses it as a turn (typed refusal,
+TurnEvent, the problem as evidence) and goes on with the next.
 """
 
 from __future__ import annotations
@@ -11,16 +15,29 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from refusalkit.chat._response import ChatResponse
 from refusalkit.chat._runtime import ChatRuntime
 from refusalkit.chat._verdict import ToolCall
 from refusalkit.errors import UsageError
 
-__all__ = ["TranscriptTurn", "read_transcript", "replay"]
+__all__ = ["TranscriptTurn", "UnreadableLine", "read_transcript", "replay"]
 
 TranscriptTurn = tuple[str, str, tuple[ToolCall, ...]]
+HINT = 'Each line: {"input": ..., "response": ..., "tool_calls": [...]}'
+
+
+class UnreadableLine(NamedTuple):
+    """A transcript line that is not a turn: where it is (``file:line``) and what is wrong."""
+
+    where: str
+    problem: str
+
+    @property
+    def message(self) -> str:
+        """``file:line: problem``."""
+        return f"{self.where}: {self.problem}"
 
 
 def _parse_line(text: str, where: str) -> TranscriptTurn:
@@ -33,7 +50,7 @@ def _parse_line(text: str, where: str) -> TranscriptTurn:
     if not isinstance(obj, dict) or not isinstance(obj.get("input"), str):
         raise UsageError(
             f"{where}: a turn needs a string `input`",
-            hint='Each line: {"input": ..., "response": ..., "tool_calls": [...]}',
+            hint=HINT,
         )
     response = obj.get("response")
     if not isinstance(response, str):
@@ -44,17 +61,34 @@ def _parse_line(text: str, where: str) -> TranscriptTurn:
     return obj["input"], response, tuple(ToolCall.from_obj(c) for c in calls)
 
 
-def read_transcript(path: str | Path) -> list[TranscriptTurn]:
-    """Parse a transcript file; raises ``UsageError`` naming the line at fault."""
+def _read_line(text: str, where: str) -> TranscriptTurn | UnreadableLine:
+    try:
+        return _parse_line(text, where)
+    except UsageError as exc:
+        return UnreadableLine(where, exc.message.removeprefix(f"{where}: "))
+    except Exception as exc:  # noqa: BLE001 - a hostile line is refused, never a traceback
+        return UnreadableLine(where, f"not a turn ({type(exc).__name__})")
+
+
+def read_transcript(path: str | Path) -> list[TranscriptTurn | UnreadableLine]:
+    """Parse a transcript file: one turn, or one ``UnreadableLine``, per non-blank line. A file
+    that cannot be read raises ``UsageError``."""
     source = Path(path)
     try:
         lines = source.read_bytes().decode("utf-8", errors="replace").splitlines()
     except OSError as exc:
         raise UsageError(f"cannot read the transcript {source}: {exc.strerror}") from exc
-    return [_parse_line(line, f"{source}:{n}") for n, line in enumerate(lines, 1) if line.strip()]
+    return [_read_line(line, f"{source}:{n}") for n, line in enumerate(lines, 1) if line.strip()]
 
 
-def replay(runtime: ChatRuntime, turns: list[TranscriptTurn]) -> Iterator[ChatResponse]:
-    """Guard each recorded turn in order; yields one ChatResponse per turn."""
-    for user_input, response, calls in turns:
-        yield runtime.check(user_input, response, calls)
+def replay(
+    runtime: ChatRuntime, turns: list[TranscriptTurn | UnreadableLine]
+) -> Iterator[ChatResponse]:
+    """Guard each recorded turn in order, one ChatResponse per line; an unreadable line is
+    refused as a turn and replay goes on."""
+    for turn in turns:
+        if isinstance(turn, UnreadableLine):
+            yield runtime.refuse_unreadable(turn.message)
+        else:
+            user_input, response, calls = turn
+            yield runtime.check(user_input, response, calls)

@@ -171,6 +171,13 @@ class ChatRuntime:
         first = self._attempt(pending, as_reply(Reply(articulation, tuple(tool_calls))))
         return self._finish(pending, first, None)
 
+    def refuse_unreadable(self, problem: str) -> ChatResponse:
+        """A recorded turn that cannot be read (a transcript line that is not a turn): refused,
+        fail closed, with the problem as the evidence; the session goes on."""
+        pending = _Pending(self._index, "", self.memory, "stub")
+        reason = f"the turn could not be read: {clean_text(problem)}"
+        return self._finish(pending, self._unchecked_attempt(Reply("", ()), reason), None)
+
     # -- attempts -----------------------------------------------------------------------------
 
     def _ask(self, messages: Sequence[Message]) -> Reply:
@@ -200,10 +207,12 @@ class ChatRuntime:
             return self._checked_attempt(pending, reply)
         except Exception as exc:  # noqa: BLE001 - no input may crash the guard
             log.warning("a turn could not be checked and was refused: %s", type(exc).__name__)
-            return self._unchecked_attempt(reply, exc)
+            return self._unchecked_attempt(
+                reply, f"the turn could not be checked ({type(exc).__name__})"
+            )
 
-    def _unchecked_attempt(self, reply: Reply, exc: Exception) -> Attempt:
-        error = {"error": f"the turn could not be checked ({type(exc).__name__})"}
+    def _unchecked_attempt(self, reply: Reply, reason: str) -> Attempt:
+        error = {"error": reason}
         results = tuple(
             PredicateResult.checked(b, upheld=False, evidence=error)
             if b == "no_secret_disclosure"

@@ -46,12 +46,10 @@ class ScanFinding:
 
 
 def _spans(text: str) -> list[_Span]:
-    spans = [
-        (f.start, f.end, f"secret:{f.kind}", text[f.start : f.end]) for f in find_secrets(text)
-    ]
+    spans = [(f.start, f.end, f"secret:{f.kind}", f.value) for f in find_secrets(text)]
     spans += [(f.start, f.end, f"private-data:{f.kind}", f.value) for f in find_private_data(text)]
     # No exemption for text that looks like a token: a model could wrap a card number in one.
-    return sorted(spans, key=lambda s: (s[0], -s[1]))
+    return sorted(spans, key=lambda s: (s[0], -s[1]))  # stable: equal spans keep their order
 
 
 def _merged(spans: list[_Span], text: str) -> list[_Span]:

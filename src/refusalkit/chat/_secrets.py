@@ -36,14 +36,20 @@ from refusalkit.chat._finding import Finding, widest
 from refusalkit.chat._gitleaks import load_rules
 from refusalkit.chat._values import (
     DOC_EXAMPLES,
+    aws_body,
     has_group,
+    has_key_body,
+    is_filler,
     is_placeholder,
+    long_body,
     not_placeholder,
+    vet_flag,
     vet_prose,
+    vet_spoken,
     vet_value,
 )
 
-__all__ = ["find_secrets", "is_placeholder"]
+__all__ = ["FALLBACKS", "find_secrets", "is_placeholder"]
 
 # Between the lines of a key block: line breaks (also as JSON's \n), quote marks, indentation,
 # comment leaders and string concatenation.
@@ -77,13 +83,33 @@ _KEY_NAMES = (
     r"|credentials?|bearer"
 )
 _ASSIGN = (
-    r"(?i)(?:\b|_)(?:" + _KEY_NAMES + r")[\"'\]]?(?P<sep>\s*(?:=>|:=|[:=])\s*)"
+    r"(?i)(?:\b|_)(?:" + _KEY_NAMES + r")[\"'\]]?(?P<sep>[ \t]*(?:=>|:=|[:=])[ \t]*)"
     r"(?:(?P<q>[\"'`])(?P<quoted>[^\"'`\s]{6,200})|(?P<bare>[^\s\"'`,;<>{}\[\]()]{6,200})"
     r"|(?P<wrapped>[<{\[][^\s<>{}\[\]]{6,200}[>}\]]|\$\{[^\s{}]{3,200}\}))"
 )
 _PROSE = (
     r"(?i)\b(?:password|passphrase|passcode|pass|pwd|pw|pin|secret|token|api key)\s+"
     r"(?:is|was|will be|set to|reads)\s*[:\"'`]?\s*(?P<v>[^\s\"'`]{6,200})"
+)
+_PW = r"(?:password|passphrase|passcode|passwd|pwd)"
+_VALUE = r"[:\"'`]?\s*(?P<v>[^\s\"'`]{6,200})"
+# prose: a password "for" someone or something, then the value; and the possessive form
+_PROSE_FOR = (
+    r"(?i)\b" + _PW + r"\s+(?:for|of|to)\s+(?:[^\s:=]{1,40}\s+){0,4}?[^\s:=]{1,40}"
+    r"\s*(?:is|was|:|=|-)\s*" + _VALUE
+)
+_PROSE_POSSESSIVE = r"(?i)\b" + _PW + r"(?:'s|\x{2019}s)\s+" + _VALUE
+# "Use X as the password", "try X as your new passphrase"
+_PROSE_AS = (
+    r"(?i)\b(?:use|try|enter|type|set|with)\s+[\"'`]?(?P<v>[^\s\"'`]{6,200})[\"'`]?\s+as\s+"
+    r"(?:the|your|my|a|an|its|his|her|their)?\s*(?:[a-z]+\s+){0,2}?"
+    r"(?:password|passphrase|passcode|pin|secret)\b"
+)
+# the MySQL family's -pVALUE (the value joined to the flag); sshpass -p VALUE
+_P_FLAG = (
+    r"(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)\b"
+    r"[^\n|;&]{0,200}?\s-p(?P<v>[^\s\"'|;]{4,200})"
+    r"|\bsshpass\s+-p\s*[\"']?(?P<w>[^\s\"']{4,200})"
 )
 _FLAG = (
     r"(?i)--(?:password|passwd|pass|token|secret|api-key|apikey|auth-token)(?:=|\s+)[\"']?"
@@ -106,15 +132,19 @@ def _p(
 
 
 _CURATED: tuple[_Pattern, ...] = (
-    _p("private_key", _PEM),
-    _p("private_key", _DER_BODY),
+    _p("private_key", _PEM, vet=has_key_body),
+    _p("private_key", _DER_BODY, vet=long_body),
     _p("private_key", r"PuTTY-User-Key-File-\d+:[^\n]*(?:\r?\n[ \t>]*[^\s][^\n]*)*"),
     _p(
         "private_key",
         r"\{[^{}]*\"kty\"\s*:[^{}]*\"(?:d|k)\"\s*:\s*\"[A-Za-z0-9_-]{16,}\"[^{}]*\}"
         r"|\{[^{}]*\"(?:d|k)\"\s*:\s*\"[A-Za-z0-9_-]{16,}\"[^{}]*\"kty\"[^{}]*\}",
     ),
-    _p("aws_access_key_id", r"\b(?i:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Za-z2-7]{16}\b"),
+    _p(
+        "aws_access_key_id",
+        r"\b(?i:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)(?P<body>[A-Za-z2-7]{16})\b",
+        vet=aws_body,
+    ),
     _p(
         "aws_secret_access_key",
         r"(?i:aws)[\w .-]{0,20}(?i:secret)[\w .-]{0,20}[\"']?\s*[:=]\s*[\"']?"
@@ -128,7 +158,8 @@ _CURATED: tuple[_Pattern, ...] = (
         "slack_webhook",
         r"(?i:https://hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9+/_-]{20,}",
     ),
-    _p("slack_token", r"\b(?i:xox[abposre]-|xapp-)[A-Za-z0-9-]{10,}"),
+    _p("slack_token", r"\b(?i:xox[abposre]-)\d{6,}-[A-Za-z0-9-]{10,}"),
+    _p("slack_token", r"\b(?i:xapp-)\d-[A-Za-z0-9]{8,}-\d{6,}-[A-Za-z0-9]{10,}"),
     _p("stripe_key", r"\b(?i:[sr]k_(?:live|test)_|pk_live_|whsec_)[0-9A-Za-z]{20,}"),
     _p(
         "llm_api_key",
@@ -161,6 +192,10 @@ _CURATED: tuple[_Pattern, ...] = (
     ),
     _p("credential_assignment", _ASSIGN, "value", vet_value),
     _p("credential_assignment", _PROSE, "v", vet_prose),
+    _p("credential_assignment", _PROSE_FOR, "v", vet_spoken),
+    _p("credential_assignment", _PROSE_POSSESSIVE, "v", vet_spoken),
+    _p("credential_assignment", _PROSE_AS, "v", vet_spoken),
+    _p("credential_assignment", _P_FLAG, "value", vet_flag),
     _p("credential_assignment", _FLAG, "v", not_placeholder),
     _p("credential_assignment", _XML, "v", not_placeholder),
 )
@@ -171,8 +206,8 @@ _SET = search_set(x.rx.pattern for x in _CURATED)
 
 def _span(pattern: _Pattern, m: Any) -> tuple[int, int]:
     group = pattern.group
-    if group == "value":  # _ASSIGN: whichever of its value groups matched
-        group = next(g for g in ("wrapped", "quoted", "bare") if has_group(m, g))
+    if group == "value":  # whichever of its value groups matched
+        group = next(g for g in ("wrapped", "quoted", "bare", "v", "w") if has_group(m, g))
     start, end = m.span() if group is None else m.span(pattern.rx.groupindex[group])
     return start, end  # (re2 spans take group numbers, not names)
 
@@ -185,7 +220,9 @@ def _curated(text: str) -> Iterator[Finding]:
                 continue
             start, end = _span(pattern, m)
             secret = text[start:end]
-            if secret not in DOC_EXAMPLES and not is_placeholder(secret):
+            if secret in DOC_EXAMPLES or is_placeholder(secret):
+                continue
+            if pattern.kind == "private_key" or not is_filler(secret):  # armour is context enough
                 yield Finding(pattern.kind, start, end, "")
 
 
@@ -208,7 +245,7 @@ def _generic_noise(rule: str, secret: str, label: str) -> bool:
 def _gitleaks(text: str) -> Iterator[Finding]:
     for leak in load_rules().scan(text):
         secret = text[leak.start : leak.end]
-        if secret in DOC_EXAMPLES or is_placeholder(secret):
+        if secret in DOC_EXAMPLES or is_placeholder(secret) or is_filler(secret):
             continue
         if _generic_noise(leak.rule, secret, text[leak.match_start : leak.start]):
             continue
@@ -247,7 +284,7 @@ def _encoded(text: str) -> Iterator[Finding]:
         inner = _decoded(m.group(0))
         if inner is None:
             continue
-        found = widest([*_curated(inner), *_gitleaks(inner)], _FALLBACKS)
+        found = widest([*_curated(inner), *_gitleaks(inner)], FALLBACKS)
         if found:
             yield Finding(f"encoded:{found[0].kind}", m.start(), m.end(), "")
 
@@ -274,7 +311,7 @@ def _rejoined(kept: list[int], text: str, first_piece_end: int) -> Iterator[Find
     """Scan the characters at offsets ``kept`` of ``text`` as one string; a finding that runs
     past the first piece (so only the joining reveals it) maps back to the original span."""
     whole = "".join(text[i] for i in kept)
-    for f in widest([*_curated(whole), *_gitleaks(whole)], _FALLBACKS):
+    for f in widest([*_curated(whole), *_gitleaks(whole)], FALLBACKS):
         if kept[f.end - 1] >= first_piece_end:
             yield Finding(f.kind, kept[f.start], kept[f.end - 1] + 1, "")
 
@@ -293,10 +330,10 @@ def _joined(text: str) -> Iterator[Finding]:
             yield from _rejoined(kept, text, pieces[0][1])
 
 
-_FALLBACKS = frozenset({"credential_assignment", "generic-api-key"})
+FALLBACKS = frozenset({"credential_assignment", "generic-api-key"})
 
 
 def find_secrets(text: str) -> list[Finding]:
     """Credentials in ``text``, one finding per secret, spans covering the whole secret."""
     found = [*_curated(text), *_gitleaks(text), *_encoded(text), *_joined(text)]
-    return widest(found, _FALLBACKS)
+    return widest(found, FALLBACKS)

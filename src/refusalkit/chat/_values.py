@@ -9,17 +9,25 @@ example when its provider published it as one (``AKIAIOSFODNN7EXAMPLE``).
 
 from __future__ import annotations
 
+import itertools
+import re
 from typing import Any
 
 import re2
 
 __all__ = [
     "DOC_EXAMPLES",
+    "aws_body",
     "has_group",
+    "has_key_body",
+    "is_filler",
     "is_placeholder",
+    "long_body",
     "mixed",
     "not_placeholder",
+    "vet_flag",
     "vet_prose",
+    "vet_spoken",
     "vet_value",
 ]
 
@@ -35,14 +43,73 @@ def vet_value(m: Any, text: str) -> bool:
         return False
     if is_placeholder(value) or _CODE_REF.search(value):
         return False
+    if group == "quoted":
+        return _closed(m, text, value)
     if group == "wrapped":
         return _wrapped_secret(value)
     if group == "bare" and _literal_context(m.group("sep")):
         return _secretish(value)
-    if group == "bare":
-        follows = text[m.end() : m.end() + 1]
-        return mixed(value) and not _IDENTIFIER.search(value) and follows not in ("(", "[")
-    return True
+    follows = text[m.end() : m.end() + 1]
+    return mixed(value) and not _IDENTIFIER.search(value) and follows not in ("(", "[")
+
+
+def _closed(m: Any, text: str, value: str) -> bool:
+    """A backtick value is shell command substitution unless it closes right after the value;
+    a quoted ``<...`` that does not close there is a ``<PLACEHOLDER WITH SPACES>``."""
+    quote: str = m.group("q")
+    end: int = m.span(m.re.groupindex["quoted"])[1]
+    closes = text[end : end + 1] == quote
+    return closes or (quote != "`" and not value.startswith("<"))
+
+
+def aws_body(m: Any, _text: str) -> bool:
+    """An AWS key id's body is upper-case base32; a case-mangled one keeps its digits (so a
+    lower-case word such as ``asiakirjamallikansio`` is not one)."""
+    body = m.group("body")
+    return body.isupper() or any(c.isdigit() for c in body)
+
+
+_ARMOUR = re2.compile(r"(?i)-{3,}\s*(?:BEGIN|END)[ A-Za-z0-9_-]{0,60}-{3,}")
+
+
+def long_body(m: Any, _text: str) -> bool:
+    """A bare DER or OpenSSH key body is long: 64 base64 characters or more."""
+    body: str = m.group(0)
+    return sum(c.isalnum() or c in "+/" for c in body) >= 64
+
+
+def has_key_body(m: Any, _text: str) -> bool:
+    """An armoured key with a body: base64, not empty and not a lower-case word."""
+    body = "".join(_ARMOUR.sub("", m.group(0)).split())
+    if len(body) < 4:
+        return False
+    cased = any(c.isupper() for c in body) and any(c.islower() for c in body)
+    return cased or any(c.isdigit() or c in "+/" for c in body)
+
+
+_WORDS = "here|your|put|sample|example|placeholder|changeme|token|secret|key"
+_ANY_CASE = f"{_WORDS}|{_WORDS.upper()}|{_WORDS.title()}"
+# a placeholder word as its own segment: PUT_YOUR_TOKEN_HERE, my-secret-key, ...TokenHere
+_FILLER_WORD = re.compile(
+    rf"(?:(?:^|[_.~-])(?:{_ANY_CASE})|(?<=[a-z])(?:{_WORDS.title()}))"
+    rf"(?:[_.~-](?:{_ANY_CASE})|{_WORDS.title()})*(?:$|[_.~-])"
+)
+
+
+def is_filler(secret: str) -> bool:
+    """A token-shaped value made of filler: one character repeated 8 times, an ascending run of
+    6 (``abcdef``, ``123456``, ``klmnop``), few distinct characters, or placeholder words
+    (``PUT_YOUR_TOKEN_HERE``). A random token has none of these."""
+    head = secret[:256]  # a filler shows early; a key block need not be walked
+    if len(head) >= 12 and len(set(head.lower())) <= 4:
+        return True
+    run = same = 1
+    for a, b in itertools.pairwise(head):
+        same = same + 1 if a == b else 1
+        run = run + 1 if a.isalnum() and ord(b) == ord(a) + 1 else 1
+        if same >= 8 or run >= 6:
+            return True
+    return _FILLER_WORD.search(head) is not None
 
 
 def _literal_context(separator: str) -> bool:
@@ -64,14 +131,38 @@ def _wrapped_secret(value: str) -> bool:
         inner = inner.split(":-", 1)[-1].split(":=", 1)[-1]
     elif value.startswith("${"):
         return False
+    if _NAME.search(inner):  # ``{f.kind}``, ``{user.name}``: a template field, not a value
+        return False
     return len(inner) >= 6 and mixed(inner) and not is_placeholder(inner)
+
+
+_NAME = re2.compile(r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*$")
 
 
 def vet_prose(m: Any, _text: str) -> bool:
     value = m.group("v").rstrip(".,;:!?)")
+    if value.startswith(("<", "{", "$", "%")):  # a template: <secret>, {token}, $PASSWORD
+        return False
     if _CODE_REF.search(value) or _IDENTIFIER.search(value) or any(c in value for c in "(["):
         return False
     return len(value) >= 6 and mixed(value) and not is_placeholder(value)
+
+
+def vet_flag(m: Any, _text: str) -> bool:
+    """``-pVALUE``: a value that is not a placeholder or a shell variable and not one word."""
+    value = m.group("v") if has_group(m, "v") else m.group("w")
+    return not is_placeholder(value) and not value.startswith("$") and not value.isalpha()
+
+
+def vet_spoken(m: Any, _text: str) -> bool:
+    """A password named in prose ("Use X as the password"): no template, placeholder or code
+    reference, 6 characters or more, and shaped like a chosen secret (two character classes, or
+    an upper-case letter after the first): "the password field" is not one."""
+    value = m.group("v").rstrip(".,;:!?)")
+    if value.startswith(("<", "{", "$", "%")) or is_placeholder(value) or _CODE_REF.search(value):
+        return False
+    inner_upper = any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
+    return len(value) >= 6 and (mixed(value) or inner_upper)
 
 
 def not_placeholder(m: Any, _text: str) -> bool:

@@ -286,10 +286,17 @@ def replay_command(
     ] = None,
 ) -> None:
     """Audit a recorded conversation offline: one line (table) or one JSON object per turn."""
-    from refusalkit.chat import read_transcript, replay  # noqa: PLC0415
+    from refusalkit.chat import UnreadableLine, read_transcript, replay  # noqa: PLC0415
 
     fmt = output_format or _default_format()
     turns = read_transcript(transcript)
+    for bad in (t for t in turns if isinstance(t, UnreadableLine)):
+        err_console.print(f"warning: {terminal_safe(bad.message)}", markup=False)
+        err_console.print(
+            f"hint: {bad.where} is refused as a turn and replay goes on; fix that line "
+            '(one JSON object a line: {"input": ..., "response": ..., "tool_calls": [...]})',
+            markup=False,
+        )
     keyring = load_keyring(keyring_path)
     width = shutil.get_terminal_size((120, 24)).columns
     refused = 0

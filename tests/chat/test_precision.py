@@ -1,0 +1,227 @@
+"""Precision and the context detectors (docs/design/chat-guard.md, "Detectors"; docs/chat.md,
+"Precision").
+
+A text that holds no credential and no personal data gets no finding: gitleaks' own negative
+examples (``tests/vectors/gitleaks-negatives``), the project's own source and docs, git SHAs,
+UUIDs and base64 images. Passwords are found by context (prose and ``-p`` flags) with shape
+filters; digit runs are judged as wholes.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from refusalkit.chat import redact, scan
+from refusalkit.redact import Redactor
+
+ROOT = Path(__file__).resolve().parents[2]
+NEGATIVES = ROOT / "tests" / "vectors" / "gitleaks-negatives" / "negatives.jsonl"
+REDACTOR = Redactor("k1", bytes(32))
+
+
+def kinds(text: str) -> list[str]:
+    return [f.kind for f in scan(text, REDACTOR)]
+
+
+def negatives() -> list[dict[str, object]]:
+    return [json.loads(x) for x in NEGATIVES.read_text("utf-8").splitlines() if x.strip()]
+
+
+def test_gitleaks_negatives_without_a_credential_get_no_finding() -> None:
+    rows = [r for r in negatives() if not r["credential_shaped"]]
+    assert len(rows) > 250
+    flagged = [r["text"] for r in rows if kinds(str(r["text"]))]
+    assert flagged == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "key = AKIAXXXXXXXXXXXXXXXX",
+        'msgstr "Näytä asiakirjamallikansio."',
+        "https://indieweb.org/images/3/35/2018-250-xoxo-indieweb-1.jpg",
+        "GITHUB_API_KEY=\nDYNATRACE_API_KEY=",
+        "snowflake.password=\njdbc.snowflake.url=",
+        "-----BEGIN PRIVATE KEY-----\nanything\n-----END PRIVATE KEY-----",
+        "xoxb-xoxb-my-bot-token",
+        "xoxe.xoxp-1-SlackAppConfigurationAccessTokenHere",
+        'token = "sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXXXXXXXXXX"',
+        'API_KEY="glc_111111111111111111111111111111111111111111="',
+        "SUMO_ACCESS_KEY=`etcdctl get /sumologic_secret`",
+        'sumo_access_key = "<SUMOLOGIC ACCESS KEY>"',
+        "AIzaSyabcdefghijklmnopqrstuvwxyz1234567",
+    ],
+)
+def test_named_false_positives(text: str) -> None:
+    assert kinds(text) == []
+
+
+def test_a_placeholder_word_by_chance_inside_a_random_token_is_no_filler() -> None:
+    token = "xoxp-644277230022-763975992265-HFb5ssScv057EnOpIKZhEreZ"  # "hEre", "Here" inside
+    assert kinds(f"token {token}") == ["secret:slack_token"]
+    assert kinds("broker: amqp://guest2:m0nkey.hgx8EbOKH@rabbit.internal:5672/") == [
+        "secret:connection_string_password"
+    ]
+
+
+def test_a_real_key_beside_the_fillers_is_still_found() -> None:
+    assert kinds("key = AKIAQ3EGRT5WZ7XK2LMN") == ["secret:aws_access_key_id"]
+    assert kinds("key = akiaq3egrt5wz7xk2lmn") == ["secret:aws_access_key_id"]  # case-mangled
+    assert kinds("GITHUB_API_KEY=Xk9#mQ2vLp7") == ["secret:credential_assignment"]
+
+
+# -- passwords by context ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("Password for admin: Xk9#mQ2vL", "Xk9#mQ2vL"),
+        ("The password for the prod db is Zq8!vR2pWm", "Zq8!vR2pWm"),
+        ("Use Tr0ub4dor&3x as the password.", "Tr0ub4dor&3x"),
+        ("Try 'N0t-s0-s3cret' as your new passphrase", "N0t-s0-s3cret"),
+        ("the admin password's Zq8!vR2pWm", "Zq8!vR2pWm"),
+        ("mysql -u root -pS3cr3tPw! mydb", "S3cr3tPw!"),
+        ("mysqldump --single-transaction -h db -u app -pq7Rt9zWx billing > dump.sql", "q7Rt9zWx"),
+        ("sshpass -p 'hunter22X' ssh admin@host", "hunter22X"),
+        ("Password for the staging admin: Falcon_GxsVakR", "Falcon_GxsVakR"),
+        ("Use Falcon.LbwSkkDU as the password for now.", "Falcon.LbwSkkDU"),
+        ("mysql -h db -u report -pm0nkey&PxcQUaP analytics", "m0nkey&PxcQUaP"),
+    ],
+)
+def test_passwords_in_prose_and_flags(text: str, value: str) -> None:
+    out, found = redact(text, REDACTOR)
+    assert [f.kind for f in found] == ["secret:credential_assignment"]
+    assert value not in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password field",
+        "Fill in the password field and press enter.",
+        "Use a strong value as the password.",
+        "The password for the account is required.",
+        "the password for admin: ${ADMIN_PASSWORD}",
+        "Password for admin: <your password>",
+        "the user's password's length is checked",
+        "mysql -u root -p mydb",
+        "mysql -u root -p$MYSQL_PWD mydb",
+        "mkdir -p build/output",
+        "docker run -p 8080:80 nginx",
+        "ssh -p 2222 host",
+    ],
+)
+def test_password_words_without_a_password(text: str) -> None:
+    assert kinds(text) == []
+
+
+# -- digit runs ----------------------------------------------------------------------------
+
+CARD = "4539148803436467"
+
+
+@pytest.mark.parametrize("sep", [" ", "-", ".", "_", "/", "\u00a0", "\u2009", "\u202f"])
+def test_card_with_any_separator(sep: str) -> None:
+    text = f"paid with {sep.join(CARD[i : i + 4] for i in range(0, 16, 4))} today"
+    out, found = redact(text, REDACTOR)
+    assert [f.kind for f in found] == ["private-data:payment_card"]
+    assert found[0].token == REDACTOR.token("private-data:payment_card", CARD)
+    assert "0343" not in out
+
+
+@pytest.mark.parametrize("number", ["6759649826438453", "122000000000003", "5019717010103742"])
+def test_other_issuers(number: str) -> None:
+    assert kinds(f"card {number}") == ["private-data:payment_card"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "4012-8888-8888-1882",  # a Luhn-valid prefix of a longer run is not a card
+        "45391488034364671234",  # a card's digits followed by more digits
+        "ref 4539-1488-0343-6467-9",  # part of a longer run
+        "oid 1.2.840.113549.1.1.1",
+        "ts 1700000000.123456",
+        "AL47 2121 1009 0000 0002 3569 8740",  # an invalid IBAN is not a card
+        "| 4539 | 1488 | 0343 | 6467 |",  # a table of numbers stays apart
+    ],
+)
+def test_digit_runs_that_are_not_cards(text: str) -> None:
+    assert kinds(text) == []
+
+
+def test_card_then_security_code() -> None:
+    out, found = redact(f"card {CARD[:4]} {CARD[4:8]} {CARD[8:12]} {CARD[12:]} 123", REDACTOR)
+    assert [f.kind for f in found] == ["private-data:payment_card"]
+    assert CARD[8:12] not in out
+
+
+@pytest.mark.parametrize("ssn", ["536-22-8119", "536 22 8119", "536228119", "536.22.8119"])
+def test_ssn_beside_its_word(ssn: str) -> None:
+    assert kinds(f"SSN: {ssn}") == ["private-data:us_ssn"]
+
+
+@pytest.mark.parametrize(
+    "text", ["order 536228119 shipped", "536 22 8119 apples", "SSN 5362281190"]
+)
+def test_undashed_nine_digits_need_the_word(text: str) -> None:
+    assert kinds(text) == []
+
+
+# -- benign text nobody wrote for this --------------------------------------------------------
+
+
+def _project_chunks() -> list[str]:
+    paths = sorted((ROOT / "docs").rglob("*.md")) + sorted((ROOT / "src").rglob("*.py"))
+    chunks = []
+    for path in paths:
+        text = path.read_text("utf-8")
+        chunks += [text[i : i + 4000] for i in range(0, len(text), 4000)]
+    return chunks
+
+
+# Example values the project's docs and docstrings show on purpose (docs/chat.md, Precision)
+DOCUMENTED = (
+    "AKIAQ3EGRT5WZ7XK2LMN",
+    "Xk9#mQ2v",
+    "Xk9$mQ2v",
+    "name [at] host [dot] tld",
+    "LV80 bANK 0000 4351 9500 1",
+)
+
+
+def test_project_source_and_docs_hold_only_their_documented_examples() -> None:
+    """The project's own text talks about secrets and shows placeholders, patterns and redaction
+    tokens; the only findings in it are the example values it shows on purpose."""
+    undocumented = [
+        chunk[max(0, f.start - 40) : f.end + 10]
+        for chunk in _project_chunks()
+        for f in scan(chunk, REDACTOR)
+        if not any(example in chunk[f.start : f.end] for example in DOCUMENTED)
+    ]
+    assert undocumented == []
+
+
+@settings(deadline=None)
+@given(st.binary(min_size=20, max_size=20))
+def test_git_shas_and_digests(raw: bytes) -> None:
+    sha1 = hashlib.sha1(raw).hexdigest()
+    text = f"commit {sha1}\nsha256:{hashlib.sha256(raw).hexdigest()} id {uuid.UUID(bytes=raw[:16])}"
+    assert kinds(text) == []
+
+
+@settings(deadline=None)
+@given(st.binary(min_size=64, max_size=600))
+def test_base64_images(raw: bytes) -> None:
+    png = b"\x89PNG\r\n\x1a\n" + raw
+    text = f'<img src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+    assert kinds(text) == []
