@@ -15,6 +15,10 @@ fifth, ``refusalkit+approval``, adds four ``require-approval`` rules on the stre
 no request matches, so it measures what such rules cost a decision when no approval is pending
 (docs/approvals.md); a sixth, ``refusalkit+deny4``, adds the same four rules as ``deny`` rules:
 the difference between those two is the cost of the effect itself, the rest is four more rules.
+A seventh, ``refusalkit+args**``, adds the bundled pack's credential rule
+(examples/agent-tools.yaml, ``sensitive_path``: its named sets over every string of every tool's
+arguments, ``args.**``) in front of the kinds pack; it refuses nothing the 50 rules allow on this
+stream, so the verdicts still agree.
 
 Prints a table and writes ``bench/results/decide.json``.
 """
@@ -46,7 +50,8 @@ with warnings.catch_warnings():  # agent_os warns about its own package name on 
     from agent_os.policies.evaluator import PolicyEvaluator
     from agent_os.policies.schema import PolicyDocument
 
-from refusalkit.decide import DecisionPoint, Pack
+from refusalkit.decide import DecisionPoint, Pack, load_pack
+from refusalkit.examples import example_path
 from refusalkit.keyring import Keyring
 
 RESULTS = Path(__file__).resolve().parent / "results" / "decide.json"
@@ -153,11 +158,33 @@ def refusalkit_pack(
     }
 
 
+def with_bundled_walk(pack: dict[str, Any]) -> dict[str, Any]:
+    """``pack`` with the bundled pack's ``args.**`` credential rule, its sets and its class."""
+    bundled = load_pack(example_path("agent-tools.yaml")).data
+    rule = next(r for r in bundled["rules"] if r["id"] == "sensitive_path")
+    classes = {
+        **pack["field_classes"],
+        "credential-file": bundled["field_classes"]["credential-file"],
+    }
+    return {
+        **pack,
+        "field_classes": classes,
+        "sets": bundled["sets"],
+        "rules": [rule, *pack["rules"]],
+    }
+
+
 def refusalkit_engine(
-    *, kinds: bool = False, approvals: bool = False, effect: str = "require-approval"
+    *,
+    kinds: bool = False,
+    approvals: bool = False,
+    effect: str = "require-approval",
+    walk: bool = False,
 ) -> tuple[Callable[[dict[str, Any]], Any], Callable[[Any], tuple[bool, str]]]:
     pack = refusalkit_pack(kinds=kinds, approvals=approvals, held=effect)
-    dp = DecisionPoint(Pack.from_mapping(pack), Keyring.generate())
+    dp = DecisionPoint(
+        Pack.from_mapping(with_bundled_walk(pack) if walk else pack), Keyring.generate()
+    )
 
     def verdict(decision: Any) -> tuple[bool, str]:
         return decision.action.refuses, decision.matched_rule
@@ -420,6 +447,7 @@ def main() -> None:
         "refusalkit+kinds": refusalkit_engine(kinds=True),
         "refusalkit+approval": refusalkit_engine(approvals=True),
         "refusalkit+deny4": refusalkit_engine(approvals=True, effect="deny"),
+        "refusalkit+args**": refusalkit_engine(kinds=True, walk=True),
         "cedar": cedar_engine(),
         "agt": agt_engine(),
     }
@@ -451,6 +479,11 @@ def main() -> None:
         f"as deny {deny4['p50_us']:.2f} µs ({approval['p50_us'] / deny4['p50_us'] - 1:+.1%}); "
         f"the plain pack {ours['p50_us']:.2f} µs ({approval['p50_us'] / ours['p50_us'] - 1:+.1%})"
     )
+    walk = results["refusalkit+args**"]
+    console.print(
+        f"args.** (the bundled credential rule on every string) p50 {walk['p50_us']:.1f} µs, "
+        f"{walk['p50_us'] / kinds['p50_us'] - 1:+.0%} over the kinds pack (target ≤ +15%)"
+    )
     console.print(table)
     load = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
     console.print(f"load average (1 min) at the end of the run: {load}")
@@ -471,6 +504,7 @@ def main() -> None:
             "kinds_throughput_vs_plain": kinds["decisions_per_s"] / ours["decisions_per_s"],
             "approval_p50_vs_plain": approval["p50_us"] / ours["p50_us"],
             "approval_p50_vs_same_rules_as_deny": approval["p50_us"] / deny4["p50_us"],
+            "walk_p50_vs_kinds": walk["p50_us"] / kinds["p50_us"],
         },
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

@@ -48,7 +48,7 @@ def test_json_output() -> None:
         "message": warnings[0]["message"],
         "hint": 'Add the tools it is meant for to its `when`, e.g. tool: {glob: "fs.*"}.',
         "file": str(GOLDEN / "lint-pack.yaml"),
-        "line": 14,
+        "line": 15,
         "key": "rules[0].when",
     }
 
@@ -136,3 +136,43 @@ def test_a_condition_of_the_wrong_type_for_the_schema_never_allows() -> None:
     assert codes([rule("a", "allow", **glob)], tools=tools) == [("never-matches", "a")]
     assert codes([rule("a", "allow", **in_range)], tools=tools) == []
     assert codes([rule("a", "deny", **glob)], tools=tools) == []  # unknown: the deny refuses
+
+
+def test_args_walk_is_not_a_broad_deny() -> None:
+    walk = rule("secrets", "deny", **{"args.**": {"glob": "**/.env"}})
+    assert codes([walk]) == []
+
+
+SHELL = {"argv": {"kind": "shell"}}
+
+
+def shell_allow(words: Any | None) -> dict[str, Any]:
+    when: dict[str, Any] = {"tool": "shell.run"}
+    when["args.command.argv[0]"] = {"in": ["git"], "class": "argv"}
+    if words is not None:
+        when["args.command.argv[*]"] = {**words, "class": "argv"}
+    return {"id": "ro", "effect": "allow", "when": when}
+
+
+@pytest.mark.parametrize(
+    "words",
+    [None, {"regex": "^(-[A-Za-z0-9-]+|[^=]*)$"}, {"regex": "^[^=]*$"}, {"not": {"prefix": "/"}}],
+)
+def test_free_form_flags_are_warned(words: Any) -> None:
+    assert codes([shell_allow(words)], field_classes=SHELL) == [("free-form-flags", "ro")]
+
+
+def test_listed_flags_are_not_warned() -> None:
+    words = {"regex": "^(--stat|-[nq]+|/workspace(/.*)?|[^/~=-][^=]*)$"}
+    assert codes([shell_allow(words)], field_classes=SHELL) == []
+    flags = {"flags": ["--stat", "--oneline"]}
+    words = {"regex": ["^[^-=][^=]*$", {"set": "flags"}]}
+    assert codes([shell_allow(words)], field_classes=SHELL, sets=flags) == []
+
+
+def test_the_bundled_packs_lint_clean_and_the_old_shell_allowlist_did_not() -> None:
+    for name in ("agent-tools.yaml", "mcp-filesystem.yaml"):
+        pack = load_pack(example_path(name))
+        assert lint_data(pack.data, Lines(name)) == []
+    loose = {"regex": "^(-[A-Za-z0-9-]+|/workspace(/.*)?|[^/~=-][^=]*)$"}  # before flag lists
+    assert codes([shell_allow(loose)], field_classes=SHELL) == [("free-form-flags", "ro")]

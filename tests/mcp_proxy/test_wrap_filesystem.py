@@ -158,3 +158,28 @@ def test_shadow_forwards_everything_and_journals_it(
     assert (record["action"], record["matched_rule"]) == ("deny", "sensitive_path")
     assert record["why_trail"][-1]["rule"] == "@shadow"
     assert "would deny fs.read_text_file (policy-denied by sensitive_path)" in errlog.read_text()
+
+
+def test_a_symlink_to_a_credential_file_is_refused_by_its_target(
+    filesystem_server: Path, root: Path, tmp_path: Path, keyring: Keyring, keyring_path: Path
+) -> None:
+    """``src/config.txt -> ../.env``: the starter pack's class resolves the path on this host."""
+    (root / "src").mkdir()
+    (root / "src" / "config.txt").symlink_to(root / ".env")
+    (root / "ENV-copy").symlink_to(root / ".env")
+    journal = tmp_path / "j.db"
+
+    async def main() -> list[Any]:
+        async with _client(filesystem_server, root, journal, keyring_path) as client:
+            linked = await client.call_tool(
+                "read_text_file", {"path": str(root / "src" / "config.txt")}
+            )
+            upper = await client.call_tool("read_text_file", {"path": str(root / ".ENV")})
+            listed = await client.call_tool(
+                "read_multiple_files", {"paths": [str(root / "README.md"), str(root / "ENV-copy")]}
+            )
+            return [linked, upper, listed]
+
+    for result in anyio.run(main):
+        assert text(result).startswith("refused (policy-denied by sensitive_path")
+        assert "hunter2" not in result.model_dump_json()

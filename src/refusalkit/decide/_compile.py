@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import jsonschema
@@ -28,6 +28,7 @@ from refusalkit.decide._conditions import (
 )
 from refusalkit.decide._fields import (
     EACH,
+    WALK,
     FieldPathError,
     Step,
     StepKind,
@@ -38,6 +39,7 @@ from refusalkit.decide._kinds import COMPONENTS, Kind, kind_parser
 from refusalkit.decide._limits import CompiledLimit
 from refusalkit.decide._logic import Severity
 from refusalkit.decide._regex import search_predicate
+from refusalkit.decide._sets import NamedSets, bare_glob_error
 from refusalkit.model import DEFAULT_TTL_S, Action, WhyStep, parse_duration
 
 __all__ = [
@@ -79,6 +81,7 @@ class CondSpec:
     rest: tuple[Step, ...] = ()  # steps after the plain keys, up to any ``[*]``
     each: tuple[Step, ...] | None = None  # for a ``[*]`` path: the steps run on each element
     every: bool = False  # ``[*]``: every element must match (allow), else any element does
+    walk: bool = False  # ``**``: ``each`` runs on every string anywhere below ``parts``
 
 
 class KnownTool(NamedTuple):
@@ -117,6 +120,10 @@ class ToolRule:
     branches: tuple[Branch, ...]
     always: bool  # no `when` at all
     single: CondSpec | None = None  # the only condition left, when there is exactly one
+    # every branch is one ``**`` condition under any-of, on one field and kind: decided by one
+    # walk of the field (``_walk_hits`` in the engine)
+    walks: tuple[CondSpec, ...] | None = None
+    walk_any: Callable[[str], bool] | None = None  # holds when some branch may hold on a string
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,7 +304,7 @@ class RuleSet:
         self._cache: dict[str, Plan] = {}
         self._named = frozenset(name for rule in rules for name in _tool_names(rule) or ())
         self._open = tuple(rule for rule in rules if _tool_names(rule) is None)
-        self._open_plans: dict[str, Plan] = {}
+        self._open_plans: dict[tuple[int | None, ...], Plan] = {}
 
     def for_tool(self, tool: str) -> Plan:
         """The plan for ``tool``: the rules that can apply (tool conditions evaluated once).
@@ -308,16 +315,37 @@ class RuleSet:
         hit = self._cache.get(tool)
         if hit is not None:
             return hit
-        source = self.rules if tool in self._named else self._open
-        if not source:
+        if tool not in self._named:
+            return self._open_plan(tool)
+        rules = tuple(t for t in (_specialise(r, tool) for r in self.rules) if t is not None)
+        plan = make_plan(rules) if rules else _EMPTY_PLAN
+        self._cache[tool] = plan
+        return plan
+
+    def _open_plan(self, tool: str) -> Plan:
+        """The plan of a tool no rule names exactly. It depends on the tool only through the
+        outcomes of the open rules' tool conditions, so tools with the same outcomes share one
+        (an agent that makes up tool names does not build a plan per name)."""
+        if not self._open:
             return _EMPTY_PLAN
-        rules = tuple(t for t in (_specialise(r, tool) for r in source) if t is not None)
-        if not rules:
-            return _EMPTY_PLAN
-        plan = make_plan(rules)
-        if tool in self._named or len(self._cache) < _CACHE_LIMIT:
+        signature = tuple(
+            _tool_outcome(conds, tool) for rule in self._open for conds in rule.branches or ((),)
+        )
+        plan = self._open_plans.get(signature)
+        if plan is None:
+            rules = tuple(t for t in (_specialise(r, tool) for r in self._open) if t is not None)
+            plan = make_plan(rules) if rules else _EMPTY_PLAN
+            if len(self._open_plans) < _CACHE_LIMIT:
+                self._open_plans[signature] = plan
+        if len(self._cache) < _CACHE_LIMIT:
             self._cache[tool] = plan
         return plan
+
+
+def _tool_outcome(conds: tuple[CondSpec, ...], tool: str) -> int | None:
+    """The outcome of a branch's ``tool`` condition on ``tool`` (None: it has none)."""
+    spec = next((c for c in conds if c.path == "tool"), None)
+    return None if spec is None else spec.cond.check(tool)
 
 
 def _tool_names(rule: CompiledRule) -> frozenset[str] | None:
@@ -355,7 +383,34 @@ def _specialise(rule: CompiledRule, tool: str) -> ToolRule | None:
     single = only[0] if len(only) == 1 else None
     if single is not None and (single.rest or single.each is not None):
         single = None  # a list or element path goes through the general evaluation
-    return ToolRule(rule, tuple(kept), always=False, single=single)
+    walks = _walks(kept)
+    return ToolRule(
+        rule, tuple(kept), always=False, single=single, walks=walks, walk_any=_walk_any(walks)
+    )
+
+
+def _walk_any(walks: tuple[CondSpec, ...] | None) -> Callable[[str], bool] | None:
+    """One RE2 search for "some branch of a ``**`` rule holds on this string" (None: no)."""
+    patterns = [spec.cond.pattern for spec in walks or ()]
+    if not patterns or any(p is None for p in patterns):
+        return None
+    try:
+        return search_predicate("|".join(f"(?:{p})" for p in patterns if p is not None))
+    except Exception:  # noqa: BLE001 (too big for RE2: each branch is asked on its own)
+        return None
+
+
+def _walks(kept: list[Branch]) -> tuple[CondSpec, ...] | None:
+    """The ``**`` conditions of a rule whose every branch is one, any-of, on one field and kind."""
+    if any(len(branch.conds) != 1 for branch in kept):
+        return None
+    specs = tuple(branch.conds[0] for branch in kept)
+    first = specs[0]
+    if not all(s.walk and not s.every for s in specs):
+        return None
+    if any(s.parts != first.parts or s.each != first.each for s in specs):
+        return None
+    return specs
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,8 +438,9 @@ class CompiledPack:
 def _check_classes(classes: Mapping[str, Any], lines: Lines) -> None:
     """Field-class options that contradict each other are load errors (docs/design/policy.md)."""
     for name, spec in classes.items():
-        if spec.get("kind") != "path" and ("case_fold" in spec or "windows" in spec):
-            option = "case_fold" if "case_fold" in spec else "windows"
+        options = [o for o in ("case_fold", "windows", "resolve") if o in spec]
+        if spec.get("kind") != "path" and options:
+            option = options[0]
             raise lines.error(
                 f"{option} is an option of kind: path",
                 ("field_classes", name, option),
@@ -409,12 +465,16 @@ class _Compiler:
         self.reveal = frozenset(k for k, v in classes.items() if v.get("reveal", False))
         self.kinds = {k: v for k, v in classes.items() if "kind" in v}
         _check_classes(classes, lines)
+        self.sets = NamedSets(data.get("sets", {}), lines)
 
     def spec(self, field: str, raw: Any, where: KeyPath, *, every: bool = False) -> CondSpec:
         try:
             parsed = parse_field_path(field)
         except FieldPathError as exc:
             raise self.lines.error(str(exc), where) from exc
+        if field == "tool":
+            bare_glob_error(raw, where, self.lines)
+        raw, labels = self.sets.expand(raw, where)
         named = raw.get("class", UNCLASSIFIED) if isinstance(raw, Mapping) else UNCLASSIFIED
         shown = field == "tool" or (isinstance(named, str) and named in self.reveal)
         declared = self.kinds.get(named) if isinstance(named, str) else None
@@ -424,6 +484,8 @@ class _Compiler:
             cond = compile_condition(raw, hide_values=not shown, kind=kind)
         except ConditionSpecError as exc:
             raise self.lines.error(str(exc), (*where, exc.key) if exc.key else where) from exc
+        if labels is not None:
+            cond = replace(cond, test_false=labels)
         field_class = cond.field_class or UNCLASSIFIED
         if field_class not in self.classes:
             raise self.lines.error(
@@ -433,19 +495,28 @@ class _Compiler:
             )
         reveal = field == "tool" or field_class in self.reveal
         steps = (*(Step(StepKind.KEY, p) for p in parsed.parts), *parsed.rest)
+        walk = WALK in steps
         if declared is not None:
             self.check_case(declared, raw, where)
-            steps = _with_parse(steps, declared)
+            steps = _with_parse(steps, declared, lenient=walk)
+            if declared.get("resolve") and not walk:
+                steps = self.both_forms(steps)
         plain = next((i for i, s in enumerate(steps) if s.kind is not StepKind.KEY), len(steps))
         rest, each = _split_each(steps[plain:])
         parts = tuple(s.arg for s in steps[:plain])
-        return CondSpec(field, parts, cond, field_class, reveal, rest, each, every)
+        return CondSpec(field, parts, cond, field_class, reveal, rest, each, every, walk)
+
+    def both_forms(self, steps: tuple[Step, ...]) -> tuple[Step, ...]:
+        """``resolve: true``: the two forms of the path are checked as the elements of a list
+        (any form under deny, both under allow); under a ``[*]`` path each element's forms
+        join the elements (``_forms`` in the engine)."""
+        return steps if EACH in steps else (*steps, EACH)
 
     def check_case(self, declared: Mapping[str, Any], raw: Any, where: KeyPath) -> None:
         """A ``case_fold`` class sees lower-case values: upper-case literals could never match."""
         if not declared.get("case_fold") or not isinstance(raw, Mapping):
             return
-        for op in ("glob", "prefix", "in"):
+        for op in ("glob", "prefix", "under", "in"):
             items = raw.get(op)
             for item in items if isinstance(items, list) else [items]:
                 if isinstance(item, str) and item != item.lower():
@@ -576,9 +647,12 @@ class _Compiler:
         )
 
 
-def _with_parse(steps: tuple[Step, ...], declared: Mapping[str, Any]) -> tuple[Step, ...]:
+def _with_parse(
+    steps: tuple[Step, ...], declared: Mapping[str, Any], *, lenient: bool = False
+) -> tuple[Step, ...]:
     """Insert the kind's parse step: before the component the path names (``args.url.host``),
-    or at the end, where the parsed value is the kind's normal text."""
+    or at the end, where the parsed value is the kind's normal text. ``lenient``: the path
+    kind reads paths that climb above their start as the system does (``args.**``)."""
     kind = Kind(declared["kind"])
     names = COMPONENTS[kind]
     keys = [i for i, step in enumerate(steps) if step.kind is StepKind.KEY]
@@ -588,6 +662,8 @@ def _with_parse(steps: tuple[Step, ...], declared: Mapping[str, Any]) -> tuple[S
         record=at is not None,
         case_fold=bool(declared.get("case_fold")),
         windows=bool(declared.get("windows")),
+        lenient=lenient and kind is Kind.PATH,
+        resolve=bool(declared.get("resolve")),
     )
     step = Step(StepKind.PARSE, parse)
     if at is None:
@@ -596,10 +672,11 @@ def _with_parse(steps: tuple[Step, ...], declared: Mapping[str, Any]) -> tuple[S
 
 
 def _split_each(steps: tuple[Step, ...]) -> tuple[tuple[Step, ...], tuple[Step, ...] | None]:
-    """The steps before a ``[*]`` and those run on each element (None: no ``[*]``)."""
-    if EACH not in steps:
+    """The steps before a ``[*]`` (or ``**``) and those run on each element (None: neither)."""
+    fan = EACH if EACH in steps else WALK if WALK in steps else None
+    if fan is None:
         return steps, None
-    at = steps.index(EACH)
+    at = steps.index(fan)
     return steps[:at], steps[at + 1 :]
 
 

@@ -14,7 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from refusalkit.decide._glob import compile_glob
+import re2
+
+from refusalkit.decide._glob import compile_glob, glob_to_regex
 from refusalkit.decide._logic import Tri
 from refusalkit.decide._regex import regex_literal, search_predicate
 
@@ -33,9 +35,11 @@ __all__ = [
 FALSE = Tri.FALSE
 UNKNOWN = Tri.UNKNOWN
 TRUE = Tri.TRUE
-OPERATORS = ("glob", "regex", "prefix", "in", "range", "cidr", "not")
+OPERATORS = ("glob", "regex", "prefix", "under", "in", "range", "cidr", "not")
+_COMBINE_FROM = 4  # a string test with more alternatives first asks one combined RE2 regex
 
 Check = Callable[[Any], int]
+Finder = Callable[[str], int]  # the index of the first alternative that holds, or FALSE
 # Per alternative: ("exact", s) value == s; ("base", n) last path segment == n;
 # ("dir", p) value starts with p, which ends with "/"; ("sub", t) value contains t (a regex that
 # is a plain literal). A condition whose every alternative has
@@ -60,6 +64,9 @@ class Condition:
     test_false: str  # trail text when nothing matched (or unknown)
     field_class: str | None  # the ``class:`` given on the condition, if any
     index: Index | None = None  # how to find this condition by value (see ``index_keys``)
+    # an RE2 regex that a string matches (search) exactly when the condition holds on it, for
+    # conditions that have one (glob, regex, under): several can then be asked at once
+    pattern: str | None = None
 
     def describe(self, outcome: int) -> str:
         """The trail's ``test`` text for an outcome of ``check``."""
@@ -120,8 +127,12 @@ def _label(op: str, items: Sequence[str]) -> str:
     return f"{op} {items[0]}" if len(items) == 1 else f"{op} [{', '.join(items)}]"
 
 
-def _string_any(preds: Sequence[Callable[[str], bool]]) -> Check:
-    """Any-of over string predicates; non-strings are unknown."""
+def _string_any(preds: Sequence[Callable[[str], bool]], first: Finder | None = None) -> Check:
+    """Any-of over string predicates; non-strings are unknown.
+
+    ``first``, when given, returns the index of the first predicate that holds (or ``FALSE``)
+    with a few combined RE2 searches instead of one per alternative (``_finder``).
+    """
     if len(preds) == 1:
         only = preds[0]
 
@@ -131,6 +142,16 @@ def _string_any(preds: Sequence[Callable[[str], bool]]) -> Check:
             return TRUE if only(value) else FALSE
 
         return check_one
+
+    if first is not None:
+        find = first
+
+        def check_found(value: Any) -> int:
+            if not isinstance(value, str):
+                return UNKNOWN
+            return find(value)
+
+        return check_found
 
     indexed = tuple(enumerate(preds))
 
@@ -157,11 +178,70 @@ def _prefix_pred(prefix: str) -> Callable[[str], bool]:
     return lambda value: value.startswith(prefix)
 
 
+def _under_pred(directory: str) -> Callable[[str], bool]:
+    """A directory glob as a whole: the directory itself and everything under it."""
+    if not directory or directory.endswith("/"):
+        raise ConditionSpecError(
+            f"`under` names a directory without a trailing '/' (not {directory!r})", "under"
+        )
+    itself, inside = compile_glob(directory), compile_glob(directory + "/**")
+    return lambda value: itself(value) or inside(value)
+
+
+def _as_regex(op: str, item: str) -> str | None:
+    """The RE2 regex (search semantics) equivalent to one alternative, where there is one."""
+    if op == "regex":
+        return item
+    if op == "glob":
+        return glob_to_regex(item)
+    if op == "under":
+        return f"(?:{glob_to_regex(item)})|(?:{glob_to_regex(item + '/**')})"
+    return None
+
+
+def _finder(op: str, items: Sequence[str], preds: Sequence[Callable[[str], bool]]) -> Finder | None:
+    """The first alternative that holds, from one RE2 set search (``RE2::Set``: every
+    alternative that matches, in one pass), instead of one search per alternative; None when
+    there are few alternatives, or one has no regex.
+
+    Equivalent to testing each alternative in order (``tests/decide/test_sets.py``).
+    """
+    del preds  # the set answers for all of them
+    if len(items) < _COMBINE_FROM:
+        return None
+    parts = [_as_regex(op, item) for item in items]
+    if any(part is None for part in parts):
+        return None
+    options = re2.Options()
+    options.log_errors = False
+    options.never_capture = True
+    try:
+        regexes = re2.Set.SearchSet(options)
+        for part in parts:
+            regexes.Add(part)
+        regexes.Compile()
+    except Exception:  # noqa: BLE001 (too big for RE2's memory budget: test one by one)
+        return None
+    match = regexes.Match
+
+    def first(value: str) -> int:
+        found = match(value)
+        return min(found) if found else FALSE
+
+    return first
+
+
 def _string_op(op: str, spec: Any) -> tuple[Check, tuple[str, ...], str]:
     items = _as_list(spec, op)
-    factory = {"glob": compile_glob, "regex": _regex_pred, "prefix": _prefix_pred}[op]
+    factory = {
+        "glob": compile_glob,
+        "regex": _regex_pred,
+        "prefix": _prefix_pred,
+        "under": _under_pred,
+    }[op]
     preds = [factory(item) for item in items]
-    return _string_any(preds), tuple(f"{op} {item}" for item in items), _label(op, items)
+    check = _string_any(preds, _finder(op, items, preds))
+    return check, tuple(f"{op} {item}" for item in items), _label(op, items)
 
 
 def _ipv4(value: str) -> int | None:
@@ -364,7 +444,7 @@ def compile_condition(
 def _operator(
     op: str, arg: Any, field_class: str | None, hide: bool, kind: str | None
 ) -> Condition:
-    if op in ("glob", "regex", "prefix"):
+    if op in ("glob", "regex", "prefix", "under"):
         check, tests, false_text = _string_op(op, arg)
     elif op == "cidr":
         check, tests, false_text = _cidr_op(arg, names_false=kind == "url")
@@ -375,4 +455,13 @@ def _operator(
     else:
         check, tests, false_text = _not_op(arg, hide, kind)
     items = arg if isinstance(arg, list) else [arg]
-    return Condition(check, tests, false_text, field_class, index_keys(op, items))
+    pattern = _pattern(op, items) if op in ("glob", "regex", "under") else None
+    return Condition(check, tests, false_text, field_class, index_keys(op, items), pattern)
+
+
+def _pattern(op: str, items: Sequence[Any]) -> str | None:
+    """The alternation of a string condition's alternatives, as one RE2 search regex."""
+    parts = [_as_regex(op, item) for item in items if isinstance(item, str)]
+    if len(parts) != len(items) or any(part is None for part in parts):
+        return None
+    return "|".join(f"(?:{part})" for part in parts)

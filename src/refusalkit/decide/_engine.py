@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -43,7 +44,7 @@ from refusalkit.decide._approval import ApprovalMaker
 from refusalkit.decide._attest import Attestor
 from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, Plan, ToolRule
 from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN, json_type
-from refusalkit.decide._fields import MISSING, element_path, run_steps
+from refusalkit.decide._fields import MISSING, StepKind, element_path, run_steps, walk_strings
 from refusalkit.decide._limits import Limiter
 from refusalkit.decide._logic import Severity, Tri
 from refusalkit.decide._pack import Pack
@@ -91,13 +92,14 @@ class Witness(NamedTuple):
     """Why a rule came out as it did: the condition, the value it saw, and check()'s outcome.
 
     For a ``[*]`` path, ``value`` is the element that decided, ``element`` its index and
-    ``outcomes`` every element's outcome (shown element by element in the trail).
+    ``outcomes`` every element's outcome (shown element by element in the trail); for a ``**``
+    path, ``element`` is the field path of the string that decided (``args.files[2].name``).
     """
 
     spec: CondSpec
     value: Any
     outcome: int
-    element: int | None = None
+    element: int | str | None = None
     outcomes: tuple[int, ...] | None = None
 
 
@@ -160,14 +162,77 @@ def _check_steps(value: Any, spec: CondSpec) -> Witness:
     if spec.each is None:
         outcome = UNKNOWN if value is _MISSING else check(value)
         return _tuple(Witness, (spec, value, outcome, None, None))
+    if spec.walk:
+        return _check_walk(value, spec)
     if type(value) is not list:
         return _tuple(Witness, (spec, value, UNKNOWN, None, None))
     after = spec.each
     values = [run_steps(item, after) if after else item for item in value]
+    owners: list[int] | None = None
+    if any(type(v) is list for v in values):  # a resolving path class: each element's forms
+        values, owners = _forms(values)
     outcomes = tuple(UNKNOWN if v is _MISSING else check(v) for v in values)
     element, outcome = _pick(outcomes, spec.every)
     shown = values[element] if element is not None else _MISSING
+    if owners is not None and element is not None:
+        element = owners[element]
     return _tuple(Witness, (spec, shown, outcome, element, outcomes))
+
+
+def _forms(values: list[Any]) -> tuple[list[Any], list[int]]:
+    """Elements whose parse gave several forms, flattened, with the element each came from."""
+    flat: list[Any] = []
+    owners: list[int] = []
+    for index, value in enumerate(values):
+        forms = value if type(value) is list else [value]
+        flat.extend(forms)
+        owners.extend(index for _ in forms)
+    return flat, owners
+
+
+_walks = threading.local()  # per thread: the strings of the field the last ``**`` walked
+
+
+def _strings(value: Any, spec: CondSpec) -> tuple[list[str], list[Any]]:
+    """The paths and (parsed) values of the strings below a field: walked once per decision
+    and field and kind (the memo is cleared when a decision starts, ``_walk_reset``)."""
+    after = spec.each or ()
+    memo = getattr(_walks, "memo", None)
+    if memo is not None and memo[0] is value and memo[1] == after:
+        return memo[2], memo[3]
+    found = walk_strings(value, spec.path[:-3]) if value is not _MISSING else []
+    where: list[str] = []
+    values: list[Any] = []
+    parse = after[0].arg if len(after) == 1 and after[0].kind is StepKind.PARSE else None
+    for path, text in found:
+        seen = parse(text) if parse is not None else run_steps(text, after) if after else text
+        if type(seen) is list:  # a resolving path class: the lexical and the resolved form
+            where.extend(path for _ in seen)
+            values.extend(seen)
+        elif seen is not _MISSING:
+            where.append(path)
+            values.append(seen)
+    _walks.memo = (value, after, where, values)
+    return where, values
+
+
+def _walk_reset() -> None:
+    _walks.memo = None
+
+
+def _check_walk(value: Any, spec: CondSpec) -> Witness:
+    """A ``**`` condition: every string below the field, combined as ``[*]`` combines elements.
+
+    A string the class's kind cannot read is not a value of that kind (a text of many lines is
+    no path), so it is left out rather than unknown; a missing field has no strings at all.
+    """
+    where, values = _strings(value, spec)
+    check = spec.cond.check
+    outcomes = tuple(check(v) for v in values)
+    element, outcome = _pick(outcomes, spec.every)
+    if element is None:
+        return _tuple(Witness, (spec, _MISSING, outcome, None, outcomes))
+    return _tuple(Witness, (spec, values[element], outcome, where[element], outcomes))
 
 
 def _check(request: Mapping[str, Any], spec: CondSpec) -> Witness:
@@ -262,6 +327,13 @@ def _generic_hits(
     rules = plan.rules
     for position in plan.generic:
         rule = rules[position]
+        if rule.walks is not None:
+            hit = _walk_hit(request, position, rule)
+            if hit is None:
+                trail[position] = plan.false_steps[rule.walks[0]]
+            else:
+                hits.append(hit)
+            continue
         spec = rule.single
         if spec is not None:  # one condition: _eval_rule's result, without its loops
             value = _lookup(request, spec.parts)
@@ -274,10 +346,43 @@ def _generic_hits(
                 hits.append(_tuple(Hit, (position, state, seen)))
             continue
         state, witness = _eval_rule(request, tool, rule)
-        if state is FALSE and witness is not None and witness.outcomes is None:
+        if state is FALSE and witness is not None and _fixed_false(witness):
             trail[position] = plan.false_steps[witness.spec]
         else:  # a false ``[*]`` condition is shown element by element, so it is built
             hits.append(_tuple(Hit, (position, state, witness)))
+
+
+def _walk_hit(request: Mapping[str, Any], position: int, rule: ToolRule) -> Hit | None:
+    """A rule of ``**`` branches (any-of, one field): its strings found once, then one search
+    over every branch (``walk_any``) and, where that holds, each branch's check in turn; the
+    first branch that holds decides, as ``_eval_rule`` would."""
+    walks = rule.walks or ()
+    first = walks[0]
+    where, values = _strings(_lookup(request, first.parts), first)
+    maybe = rule.walk_any
+    if values and (maybe is None or any(type(v) is not str or maybe(v) for v in values)):
+        for spec in walks:
+            check = spec.cond.check
+            outcomes = tuple(check(v) for v in values)
+            element, outcome = _pick(outcomes, every=False)
+            if outcome != FALSE and element is not None:
+                state = TRUE if outcome >= TRUE else UNKNOWN
+                seen = (spec, values[element], outcome, where[element], outcomes)
+                return _tuple(Hit, (position, state, _tuple(Witness, seen)))
+    return None
+
+
+def _walks_in(compiled: Any) -> bool:
+    """Whether any rule or filter of a compiled pack has a ``**`` path."""
+    specs = [f.spec for f in compiled.filters]
+    specs += [c for rule in compiled.rules.rules for branch in rule.branches for c in branch]
+    return any(spec.walk for spec in specs)
+
+
+def _fixed_false(witness: Witness) -> bool:
+    """Whether a false outcome has the rule's fixed step: a plain field, or a ``**`` under any
+    (no string matched; which strings there were is not worth a step per request)."""
+    return witness.outcomes is None or (witness.spec.walk and not witness.spec.every)
 
 
 def _request_parts(request: Any) -> tuple[str, Mapping[str, Any], Mapping[str, Any]]:
@@ -316,6 +421,7 @@ class DecisionPoint:
         "_steps",
         "_subjects",
         "_tokens",
+        "_walks",
         "pack",
     )
 
@@ -342,6 +448,7 @@ class DecisionPoint:
         self._subjects = Subjects()
         self._steps: BoundedCache[Any, WhyStep] = BoundedCache(_CACHE_LIMIT)
         self._last_token = ("", "", "")
+        self._walks = _walks_in(compiled)
         effect = compiled.default.value
         self._default_steps = tuple(
             make_step("@default", effect, matched=True, decisive=decisive, test="no rule matched")
@@ -412,6 +519,8 @@ class DecisionPoint:
             raise RequestError(BIG_INTEGER) from exc
         subject = self._subject(caller.get("agent"), caller.get("session"))
         steps: list[WhyStep] = []
+        if self._walks:
+            _walk_reset()
         try:
             if self._has_stages:
                 self._stages(request, tool, args, caller, steps)
@@ -775,12 +884,14 @@ class DecisionPoint:
             effect,
             matched=matched,
             decisive=decisive,
-            field=spec.path if index is None else element_path(spec.path, index),
+            field=_element_field(spec.path, index),
             field_class=spec.field_class,
             value=shown,
             test=spec.cond.describe(outcome),
             missing=missing or outcome == UNKNOWN,
-            detail=_elements_detail(witness.outcomes or (), every=spec.every),
+            detail=_walk_detail(witness.outcomes or (), every=spec.every)
+            if spec.walk
+            else _elements_detail(witness.outcomes or (), every=spec.every),
         )
 
     def _shown(self, spec: CondSpec, value: Any) -> str | None:
@@ -863,6 +974,26 @@ def _elements_detail(outcomes: tuple[int, ...], *, every: bool) -> str:
     more = len(outcomes) - _SHOWN_ELEMENTS
     tail = f", and {more} more" if more > 0 else ""
     return f"{mode}: {', '.join(shown)}{tail}"
+
+
+def _walk_detail(outcomes: tuple[int, ...], *, every: bool) -> str:
+    """``**`` outcomes, counted: ``any string: 3 strings, 1 true``."""
+    mode = "every string" if every else "any string"
+    if not outcomes:
+        return f"{mode}: no string below the field"
+    true = sum(1 for o in outcomes if o >= TRUE)
+    false = sum(1 for o in outcomes if o == FALSE)
+    unknown = len(outcomes) - true - false
+    counts = f"{len(outcomes)} strings, {true} true, {false} false"
+    return f"{mode}: {counts}" + (f", {unknown} unknown" if unknown else "")
+
+
+def _element_field(path: str, index: int | str | None) -> str:
+    """The field a list step names: the path itself, element ``index`` of a ``[*]``, or the
+    path of the string a ``**`` found."""
+    if index is None:
+        return path
+    return index if type(index) is str else element_path(path, int(index))
 
 
 def _unknown_message(rule: str, witness: Witness) -> str:

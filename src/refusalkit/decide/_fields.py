@@ -1,4 +1,5 @@
-"""Field paths: ``args.path``, list elements ``args.paths[*]`` and ``args.paths[0]``.
+"""Field paths: ``args.path``, list elements ``args.paths[*]`` and ``args.paths[0]``, and every
+string anywhere below a field, ``args.**``.
 
 A path is dotted keys; a key may be followed by ``[N]`` (element N of a list) or ``[*]`` (every
 element, at most once per path). The keys before the first bracket are looked up as before
@@ -6,10 +7,16 @@ element, at most once per path). The keys before the first bracket are looked up
 A ``[*]`` fans the condition out over the elements: how their outcomes combine is the rule's
 business (any element for deny, block, audit and filters; every element for allow), see
 ``_pick`` in the engine. docs/policy.md, Lists, is the contract.
+
+A final ``**`` segment (``args.**``) fans out the same way over every string anywhere in the
+value found before it, in objects and lists at any depth, in document order (``walk_strings``);
+numbers, booleans and null are not strings and are not visited. The trail names the string that
+decided by its own path (``args.files[2].name``).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from enum import Enum
@@ -18,6 +25,7 @@ from typing import Any, NamedTuple
 __all__ = [
     "EACH",
     "MISSING",
+    "WALK",
     "FieldPath",
     "FieldPathError",
     "Step",
@@ -26,6 +34,7 @@ __all__ = [
     "lookup",
     "parse_field_path",
     "run_steps",
+    "walk_strings",
 ]
 
 MISSING: Any = object()  # a value the request does not have (a missing field is unknown)
@@ -40,6 +49,7 @@ class StepKind(Enum):
     INDEX = "index"  # element N of a list
     EACH = "each"  # every element of a list
     PARSE = "parse"  # the field's kind parses the value (docs/policy.md, Kinds)
+    WALK = "walk"  # every string anywhere below (a final ``**``)
 
 
 class Step(NamedTuple):
@@ -50,6 +60,8 @@ class Step(NamedTuple):
 
 
 EACH = Step(StepKind.EACH)
+WALK = Step(StepKind.WALK)
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,31}")
 
 
 class FieldPathError(ValueError):
@@ -65,9 +77,13 @@ class FieldPath(NamedTuple):
 
 
 def parse_field_path(text: str) -> FieldPath:
-    """Parse ``a.b[*].c``; raises ``FieldPathError`` for a malformed path or two ``[*]``."""
+    """Parse ``a.b[*].c`` or ``a.**``; raises ``FieldPathError`` for a malformed path, two
+    ``[*]``, or a ``**`` that is not the last segment of a path without ``[*]``."""
     steps: list[Step] = []
-    for segment in text.split("."):
+    segments = text.split(".")
+    if "**" in segments:
+        return _parse_walk(text, segments)
+    for segment in segments:
         found = _SEGMENT.fullmatch(segment)
         if found is None:
             raise FieldPathError(
@@ -80,6 +96,44 @@ def parse_field_path(text: str) -> FieldPath:
         raise FieldPathError(f"field path {text!r}: at most one [*] per path")
     plain = next((i for i, s in enumerate(steps) if s.kind is not StepKind.KEY), len(steps))
     return FieldPath(text, tuple(s.arg for s in steps[:plain]), tuple(steps[plain:]))
+
+
+def _parse_walk(text: str, segments: list[str]) -> FieldPath:
+    if segments.index("**") != len(segments) - 1 or len(segments) < 2:
+        raise FieldPathError(f"field path {text!r}: ** comes last, after plain keys, e.g. args.**")
+    head = parse_field_path(".".join(segments[:-1]))
+    if head.rest:
+        raise FieldPathError(f"field path {text!r}: ** follows plain keys only, e.g. args.**")
+    return FieldPath(text, head.parts, (WALK,))
+
+
+@functools.lru_cache(maxsize=1024)
+def _key_text(key: str) -> str:
+    """A key as the trail names it: plain identifiers literally, any other key as ``*`` (a
+    key is request data, and an odd one may be a value in disguise)."""
+    return f".{key}" if _PLAIN_KEY.fullmatch(key) else ".*"
+
+
+def walk_strings(value: Any, path: str = "") -> list[tuple[str, str]]:
+    """Every string anywhere in a JSON value, with its path below ``value``, in document order.
+
+    Iterative (no recursion limit); object keys are not visited, only values.
+    """
+    if type(value) is dict:  # flat arguments (strings only) at once
+        flat = [(path + _key_text(k), v) for k, v in value.items() if type(v) is str]
+        if len(flat) == len(value):
+            return flat
+    found: list[tuple[str, str]] = []
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if type(item) is str:
+            found.append((where, item))
+        elif isinstance(item, dict):
+            stack.extend((where + _key_text(k), v) for k, v in reversed(list(item.items())))
+        elif isinstance(item, list | tuple):
+            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+    return found
 
 
 def lookup(value: Any, parts: Sequence[str]) -> Any:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import os
 import re
 import shlex
 from collections.abc import Callable, Mapping
@@ -30,7 +31,15 @@ from urllib.parse import urlsplit
 
 from refusalkit.decide._fields import MISSING
 
-__all__ = ["COMPONENTS", "Kind", "kind_parser", "parse_path", "parse_shell", "parse_url"]
+__all__ = [
+    "COMPONENTS",
+    "Kind",
+    "kind_parser",
+    "parse_path",
+    "parse_shell",
+    "parse_url",
+    "path_forms",
+]
 
 
 class Kind(Enum):
@@ -54,16 +63,25 @@ _CACHE = 4096
 # -- path ---------------------------------------------------------------------------------------
 
 
-def _normal_posix(text: str) -> str | None:
-    """Lexically normal form of a POSIX path, or None when it escapes its root."""
+def _normal_posix(text: str, *, lenient: bool = False) -> str | None:
+    """Lexically normal form of a POSIX path, or None when it escapes its root.
+
+    ``lenient`` (the strings ``args.**`` reaches): a path that climbs above where it starts is
+    still read, as the operating system reads it: ``/..`` is ``/``, and a relative path keeps
+    its leading ``..`` segments (``../.env`` stays ``../.env``, so a name rule still sees it).
+    """
     absolute = text.startswith("/")
     out: list[str] = []
     for part in text.split("/"):
         if part in ("", "."):
             continue
         if part == "..":
-            if not out:
-                return None  # above the root (or above where a relative path starts)
+            if not out or out[-1] == "..":
+                if not lenient:
+                    return None  # above the root (or above where a relative path starts)
+                if not absolute:
+                    out.append("..")
+                continue
             out.pop()
         else:
             out.append(part)
@@ -86,22 +104,47 @@ def _is_normal(text: str) -> bool:
     )
 
 
-def _path(text: str, *, case_fold: bool, windows: bool) -> str | None:
+def _path(text: str, *, case_fold: bool, windows: bool, lenient: bool = False) -> str | None:
     if not text or not text.isprintable():
         return None  # empty, NUL, control and other unprintable characters
     if windows:
         text = text.replace("\\", "/")
     if case_fold:
         text = text.lower()
-    return text if _is_normal(text) else _normal_posix(text)
+    return text if _is_normal(text) else _normal_posix(text, lenient=lenient)
 
 
-def parse_path(value: Any, *, case_fold: bool = False, windows: bool = False) -> Any:
+def parse_path(
+    value: Any, *, case_fold: bool = False, windows: bool = False, lenient: bool = False
+) -> Any:
     """The normal form of a path string, or ``MISSING`` (unknown)."""
     if type(value) is not str:
         return MISSING
-    out = _path(value, case_fold=case_fold, windows=windows)
+    out = _path(value, case_fold=case_fold, windows=windows, lenient=lenient)
     return MISSING if out is None else out
+
+
+def path_forms(
+    value: Any, *, case_fold: bool = False, windows: bool = False, lenient: bool = False
+) -> Any:
+    """``resolve: true``: the lexical normal form and the form the host resolves (``realpath``:
+    symbolic links followed), as a list of one or two; ``MISSING`` when either is unknown.
+
+    Only meaningful where the decision runs on the host of the tool (``mcp wrap`` of a local
+    server, the local enforcer), and only for links that exist when the decision is made.
+    """
+    lexical = parse_path(value, case_fold=case_fold, windows=windows, lenient=lenient)
+    if lexical is MISSING:
+        return MISSING
+    text = value.replace("\\", "/") if windows else value
+    try:
+        real = os.path.realpath(text)
+    except (OSError, ValueError):
+        return MISSING
+    real = parse_path(real, case_fold=case_fold, lenient=True)
+    if real is MISSING:
+        return MISSING
+    return [lexical] if real == lexical else [lexical, real]
 
 
 def _parse_posix_path(value: Any) -> Any:
@@ -338,13 +381,21 @@ def parse_shell(value: Any, *, record: bool = True) -> Any:
 
 @functools.cache
 def kind_parser(
-    kind: Kind, *, record: bool, case_fold: bool = False, windows: bool = False
+    kind: Kind,
+    *,
+    record: bool,
+    case_fold: bool = False,
+    windows: bool = False,
+    lenient: bool = False,
+    resolve: bool = False,
 ) -> Callable[[Any], Any]:
     """The parse function of a kind (one object per options, so conditions can share it)."""
+    if kind is Kind.PATH and resolve:
+        return functools.partial(path_forms, case_fold=case_fold, windows=windows, lenient=lenient)
     if kind is Kind.PATH:
-        if not case_fold and not windows:
+        if not case_fold and not windows and not lenient:
             return _parse_posix_path
-        return functools.partial(parse_path, case_fold=case_fold, windows=windows)
+        return functools.partial(parse_path, case_fold=case_fold, windows=windows, lenient=lenient)
     if kind is Kind.URL:
         return functools.partial(parse_url, record=record)
     return functools.partial(parse_shell, record=record)

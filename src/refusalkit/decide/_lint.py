@@ -10,7 +10,12 @@ checks are conservative: a warning is a rule that, as written, cannot do its job
 - ``raw-path``: a glob or prefix on a path-like field whose class has no ``kind: path``;
 - ``start-anchored-shell``: a regex anchored only at the start on a shell-like field whose class
   has no ``kind: shell`` (``ls; rm -rf /`` starts with ``ls`` too);
-- ``boolean-in-list``: an ``in`` list that mixes booleans with strings.
+- ``boolean-in-list``: an ``in`` list that mixes booleans with strings;
+- ``free-form-flags``: an allow rule that names a command (``argv[0]``) but lets it take flags
+  it does not list (``git diff --output F`` writes, ``grep -r`` reads every file below).
+
+(``args.**`` is exempt from ``broad-deny``: a request without arguments has no strings, which
+is false, not unknown.)
 """
 
 from __future__ import annotations
@@ -24,10 +29,11 @@ from typing import Any
 
 from refusalkit._internal.source import KeyPath, Lines, format_path, read_pack_source
 from refusalkit.decide._compile import UNCLASSIFIED
-from refusalkit.decide._conditions import FALSE, UNKNOWN, compile_condition
+from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN, compile_condition
 from refusalkit.decide._glob import compile_glob
 from refusalkit.decide._logic import Severity
 from refusalkit.decide._pack import Pack
+from refusalkit.decide._sets import NamedSets
 
 __all__ = ["LintCode", "LintWarning", "lint_data", "lint_pack", "lint_text"]
 
@@ -44,6 +50,7 @@ class LintCode(Enum):
     RAW_PATH = "raw-path"
     START_ANCHORED_SHELL = "start-anchored-shell"
     BOOLEAN_IN_LIST = "boolean-in-list"
+    FREE_FORM_FLAGS = "free-form-flags"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +105,7 @@ class _Linter:
         self.data = data
         self.lines = lines
         self.classes: Mapping[str, Any] = data.get("field_classes", {})
+        self.sets = NamedSets(data.get("sets", {}), lines)
         self.found: list[LintWarning] = []
 
     def warn(self, code: LintCode, rule: str, where: KeyPath, message: str, hint: str) -> None:
@@ -120,6 +128,7 @@ class _Linter:
                 self.tools(rule, where, conds)
                 self.broad(rule, where, conds)
                 self.typed(rule, where, conds)
+                self.flags(rule, where, conds)
                 for field, cond in conds.items():
                     self.condition(rule, (*where, field), field, cond)
             self.shadowed(rules, index)
@@ -166,7 +175,7 @@ class _Linter:
     def broad(self, rule: Mapping[str, Any], where: KeyPath, conds: Mapping[str, Any]) -> None:
         if Severity.of(rule["effect"]) < Severity.DENY or "tool" in conds:
             return
-        fields = [f for f in conds if f.startswith("args.")]
+        fields = [f for f in conds if f.startswith("args.") and not f.endswith(".**")]
         if not fields:
             return
         self.warn(
@@ -175,6 +184,27 @@ class _Linter:
             f"unknown, so this {rule['effect']} rule refuses them all",
             'Add the tools it is meant for to its `when`, e.g. tool: {glob: "fs.*"}.',
         )  # fmt: skip
+
+    def flags(self, rule: Mapping[str, Any], where: KeyPath, conds: Mapping[str, Any]) -> None:
+        """An allow branch that names a command and accepts a flag nobody listed."""
+        if rule["effect"] != "allow":
+            return
+        for field, cond in conds.items():
+            if not field.endswith(".argv[0]") or self.kind(cond) != "shell":
+                continue
+            words = field[: -len("[0]")] + "[*]"
+            each = conds.get(words)
+            probe = _free_flag(each, self.sets, (*where, words)) if each is not None else "any"
+            if probe is None:
+                continue
+            said = "any word" if probe == "any" else f"a flag it does not list ({probe})"
+            self.warn(
+                LintCode.FREE_FORM_FLAGS, rule["id"], (*where, words if each else field),
+                f"the command named by {field} may take {said}: a flag can write files or "
+                "read a whole tree (git diff --output F, grep -r)",
+                f"List the flags the command accepts in {words}, e.g. "
+                "{regex: '^(-[inl]+|--stat|[^-][^=]*)$'}.",
+            )  # fmt: skip
 
     def condition(self, rule: Mapping[str, Any], where: KeyPath, field: str, cond: Any) -> None:
         if not isinstance(cond, Mapping):
@@ -260,6 +290,20 @@ def _pre_empts(earlier: Mapping[str, Any], later: Mapping[str, Any]) -> bool:
 
 
 _STRING_OPS = frozenset({"glob", "regex", "prefix", "cidr"})
+
+
+# Flags no command has: an ``argv[*]`` condition that accepts one accepts flags it never named.
+_PROBE_FLAGS = ("--refusalkit-lint-probe", "-Y")
+
+
+def _free_flag(cond: Any, sets: NamedSets, where: KeyPath) -> str | None:
+    """The probe flag an ``argv[*]`` condition accepts, or None when it accepts neither."""
+    raw, _ = sets.expand(cond, where)
+    try:
+        check = compile_condition(raw).check
+    except ValueError:
+        return None
+    return next((flag for flag in _PROBE_FLAGS if check(flag) >= TRUE), None)
 
 
 def _needed_type(cond: Any) -> str | None:
