@@ -21,7 +21,7 @@ from refusalkit.decide import DecisionEncoder, DecisionPoint, load_pack
 from refusalkit.enforce._failclosed import fail_closed
 from refusalkit.enforce._group import GroupJournal
 from refusalkit.errors import RefusalkitError, UsageError
-from refusalkit.journal import Entry, Journal, decision_fields
+from refusalkit.journal import Entry, Journal, decision_fields, signer_state_dir
 from refusalkit.keyring import Keyring
 from refusalkit.model import Decision, refusal_line
 
@@ -197,5 +197,11 @@ def enforcer(
     else:
         ring = keyring if isinstance(keyring, Keyring) else Keyring.load(keyring)
     point = DecisionPoint(load_pack(policy), ring, deadline_ms=deadline_ms)
-    store = GroupJournal(journal, ring, wait_s=journal_wait_s) if journal is not None else None
+    # a keyring file's signer state learns the journal's origin (docs/design/journal.md)
+    state = signer_state_dir(Path(keyring)) if isinstance(keyring, (str, Path)) else None
+    store = (
+        GroupJournal(journal, ring, wait_s=journal_wait_s, signer_state=state)
+        if journal is not None
+        else None
+    )
     return LocalEnforcer(point, store, ring)

@@ -35,10 +35,18 @@ class GroupJournal:
     """
 
     def __init__(
-        self, store: str | Path, keyring: Keyring, *, max_group: int = 1000, wait_s: float = 10.0
+        self,
+        store: str | Path,
+        keyring: Keyring,
+        *,
+        max_group: int = 1000,
+        wait_s: float = 10.0,
+        signer_state: Path | None = None,
     ) -> None:
         self.store, self.wait_s = str(store), wait_s
-        self._access = JournalAccess(self.store, keyring, origin=None, max_group=max_group)
+        self._access = JournalAccess(
+            self.store, keyring, origin=None, max_group=max_group, signer_state=signer_state
+        )
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="refusalkit-journal-loop", daemon=True
