@@ -34,8 +34,8 @@ PUBLIC: dict[str, list[str]] = {
     "refusalkit.chat": [
         "Attempt", "ChatResponse", "ChatRuntime", "EndpointResponder", "EthicsPack",
         "EthicsVerdict", "Identity", "LogRefusalSink", "OtelRefusalSink", "PredicateResult",
-        "RefusalSink", "Reply", "Responder", "SafetyVerdict", "ToolCall", "TurnEvent",
-        "load_ethics_pack", "read_transcript", "replay",
+        "RefusalSink", "Reply", "Responder", "SafetyVerdict", "ScanFinding", "ToolCall",
+        "TurnEvent", "load_ethics_pack", "read_transcript", "redact", "replay", "scan",
     ],
     "refusalkit.cli": ["app", "main"],
     "refusalkit.client": ["AsyncClient", "Client"],
