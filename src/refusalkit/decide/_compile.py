@@ -287,14 +287,13 @@ _EMPTY_PLAN = Plan((), (), (), (), {})
 class RuleSet:
     """The rules in file order, with a bounded per-tool cache of the plans that apply them."""
 
-    __slots__ = ("_cache", "_named", "_open", "_open_plans", "rules")
+    __slots__ = ("_cache", "_named", "_open", "rules")
 
     def __init__(self, rules: tuple[CompiledRule, ...]) -> None:
         self.rules = rules
         self._cache: dict[str, Plan] = {}
         self._named = frozenset(name for rule in rules for name in _tool_names(rule) or ())
         self._open = tuple(rule for rule in rules if _tool_names(rule) is None)
-        self._open_plans: dict[str, Plan] = {}
 
     def for_tool(self, tool: str) -> Plan:
         """The plan for ``tool``: the rules that can apply (tool conditions evaluated once).

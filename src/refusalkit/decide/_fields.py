@@ -23,7 +23,6 @@ __all__ = [
     "Step",
     "StepKind",
     "element_path",
-    "lookup",
     "parse_field_path",
     "run_steps",
 ]
@@ -80,17 +79,6 @@ def parse_field_path(text: str) -> FieldPath:
         raise FieldPathError(f"field path {text!r}: at most one [*] per path")
     plain = next((i for i, s in enumerate(steps) if s.kind is not StepKind.KEY), len(steps))
     return FieldPath(text, tuple(s.arg for s in steps[:plain]), tuple(steps[plain:]))
-
-
-def lookup(value: Any, parts: Sequence[str]) -> Any:
-    """The value at ``parts`` (object keys), or ``MISSING``."""
-    for part in parts:
-        if not isinstance(value, dict):
-            return MISSING
-        value = value.get(part, MISSING)
-        if value is MISSING:
-            return MISSING
-    return value
 
 
 def _step(value: Any, step: Step) -> Any:
