@@ -44,6 +44,7 @@ from refusalkit.provenance import (  # noqa: E402
     import_xstest,
     run_calibration,
 )
+from refusalkit.provenance._families import load_families  # noqa: E402
 from support.openai_server import OpenAIServer  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "calibrate.json"
@@ -132,7 +133,14 @@ def bench_runner(latencies: list[float], repeats: int) -> list[dict[str, Any]]:
 
 def bench_judges(seconds: float) -> list[dict[str, Any]]:
     """Responses per CPU-second per judge (``bench/judges.py``'s measurement, peer first)."""
-    return [{"judge": name, "responses_per_s": rate} for name, rate in speed(seconds).items()]
+    families = load_families()
+    rows = [r for name in ("gpt-4", "llama-2") for r in families[name]]
+    rates = speed(rows, seconds)
+    return [
+        {"judge": name, "responses_per_s": rate}
+        for name, rate in rates.items()
+        if not name.endswith(" spread")
+    ]
 
 
 def _print(runner: list[dict[str, Any]], judges: list[dict[str, Any]]) -> None:

@@ -21,7 +21,12 @@ affected by that. Every call through the proxy is decided and journaled (durable
 ``synchronous=FULL``) before it is forwarded. Configurations alternate and the best of the rounds
 is kept, because the machine is shared. Targets: the proxy adds at most 1 ms p50 and 3 ms p99 per
 call over stdio, and sustains at least 2,000 calls/s with journaling.
-Results: ``bench/results/mcp.json``. (Named ``mcp_proxy.py``: a script named ``mcp.py`` would shadow
+``--results-2k`` measures instead what pinning and result scanning add: the ``page`` tool's
+2,000-token result, direct over stdio and through ``mcp wrap --pin FILE`` (``--results redact``,
+the default, and ``--results off``: the difference is the scanner's), rounds interleaved, medians
+with their spread across rounds; and the scanner alone on that result, in-process.
+Results: ``bench/results/mcp.json`` (``mcp-results.json`` for ``--results-2k``).
+(Named ``mcp_proxy.py``: a script named ``mcp.py`` would shadow
 the SDK it imports.)
 """
 
@@ -261,11 +266,116 @@ def _print(report: dict[str, Any]) -> None:
         console.print(f"gate alone (decide + {where} journal, 64 in flight): {rate:,.0f} calls/s")
 
 
+PAGE = {"words": 2000}
+
+
+async def _page_latencies(connect: Connect, calls: int) -> list[float]:
+    async with connect() as client:
+        await client.list_tools()  # pins (trust on first use) and learns the listing
+        for _ in range(max(10, calls // 10)):  # warm up
+            await client.call_tool("page", PAGE)
+        out = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            result = await client.call_tool("page", PAGE)
+            out.append(time.perf_counter() - start)
+            assert not result.is_error
+        return out
+
+
+def _scanner_ms(keyring: Keyring, repeats: int = 50) -> list[float]:
+    """The result check alone (scanner + result filters) on the 2,000-token page, in-process."""
+    from refusalkit.mcp_proxy import check_result  # noqa: PLC0415
+
+    vocabulary = ("the", "proxy", "reads", "every", "result", "before", "a", "model", "does")
+    text = " ".join(vocabulary[i % len(vocabulary)] for i in range(PAGE["words"])) + "."
+    result = {"content": [{"type": "text", "text": text}]}
+    hits = load_pack(PACK).result_filter_hits
+    redactor = keyring.redactor()
+    out = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        check_result("tools/call", result, redactor, hits)
+        out.append((time.perf_counter() - start) * 1e3)
+    return out
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    q1, q3 = ordered[len(ordered) // 4], ordered[(3 * len(ordered)) // 4]
+    return {"median": statistics.median(ordered), "q1": q1, "q3": q3}
+
+
+def _results_run(calls: int, rounds: int, tmp: Path) -> dict[str, Any]:
+    keyring = Keyring.generate()
+    ring_path = keyring.save(tmp / "keyring.json")
+    folder = _journal_dirs(tmp).get("tmpfs", tmp)
+    direct = StdioServerParameters(command=sys.executable, args=python_upstream()[1:])
+    configs: dict[str, Connect] = {"stdio direct": lambda: Client(direct, mode="legacy")}
+    for mode in ("redact", "off"):
+        extra = ["--pin", str(folder / f"pins-{mode}.json"), "--results", mode]
+        wrapped = wrap_params(str(folder / f"wrap-{mode}.db"), ring_path, python_upstream(),
+                              extra=extra)  # fmt: skip
+        configs[f"mcp wrap --pin --results {mode}"] = lambda w=wrapped: Client(w, mode="legacy")
+    medians: dict[str, list[float]] = {name: [] for name in configs}
+    for _ in range(rounds):  # interleaved: each round runs every configuration once
+        for name, connect in configs.items():
+            lat = anyio.run(_page_latencies, connect, calls)
+            medians[name].append(statistics.median(lat) * 1e3)
+    base = medians["stdio direct"]
+    return {
+        "p50_ms": {name: _spread(values) for name, values in medians.items()},
+        "added_p50_ms": {
+            name: _spread([v - b for v, b in zip(values, base, strict=True)])
+            for name, values in medians.items() if name != "stdio direct"
+        },
+        "scanner_ms": _spread(_scanner_ms(keyring)),
+        "journal": "tmpfs" if folder != tmp else "disk",
+    }  # fmt: skip
+
+
+def _print_results(report: dict[str, Any]) -> None:
+    title = (
+        f"tools/call with a 2,000-token result ({report['calls']} calls x {report['rounds']} "
+        "rounds; median \\[q1, q3] of the round medians)"
+    )
+    table = Table(title=title)
+    for column in ("config", "p50 ms", "added p50 ms"):
+        table.add_column(column, justify="right" if column != "config" else "left")
+    for name, row in report["p50_ms"].items():
+        added = report["added_p50_ms"].get(name)
+        shown = "-" if added is None else (
+            f"{added['median']:+.2f} [{added['q1']:+.2f}, {added['q3']:+.2f}]"
+        )  # fmt: skip
+        table.add_row(name, f"{row['median']:.2f} [{row['q1']:.2f}, {row['q3']:.2f}]", shown)
+    console.print(table)
+    scan = report["scanner_ms"]
+    spread = f"[{scan['q1']:.3f}, {scan['q3']:.3f}]"
+    console.print(
+        f"scanner + result filters alone: {scan['median']:.3f} ms {spread}; "
+        f"load average {report['load_average']}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls, one round")
-    parser.add_argument("--out", type=Path, default=HERE / "results" / "mcp.json")
+    parser.add_argument("--results-2k", action="store_true", help="pinning + result scanning")
+    parser.add_argument("--out", type=Path, default=None)
     options = parser.parse_args()
+    if options.results_2k:
+        calls, rounds = (100, 3) if options.quick else (300, 5)
+        with tempfile.TemporaryDirectory() as tmp:
+            measured = _results_run(calls, rounds, Path(tmp))
+        report = {"benchmark": "mcp-results-2k", "calls": calls, "rounds": rounds,
+                  "cpus": os.cpu_count(), "load_average": os.getloadavg(), **measured}  # fmt: skip
+        _print_results(report)
+        out = options.out or HERE / "results" / "mcp-results.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        console.print(f"wrote {out}")
+        return
+    options.out = options.out or HERE / "results" / "mcp.json"
     calls, rounds = (400, 1) if options.quick else (1000, 2)
     with tempfile.TemporaryDirectory() as tmp:
         measured = _run(calls, rounds, Path(tmp))

@@ -74,8 +74,10 @@ PUBLIC: dict[str, list[str]] = {
         "KEYRING_ENV", "KEYRING_SCHEMA", "Keyring", "default_keyring_path", "resolve_keyring",
     ],
     "refusalkit.mcp_proxy": [
-        "Bridge", "Caller", "Gate", "META_KEY", "ProxyApp", "Verdict", "open_gate",
-        "refusal_result", "serve_http", "serve_stdio",
+        "Bridge", "Caller", "Gate", "META_KEY", "PIN_MEMBERS", "Pin", "PinFile", "PinSet",
+        "ProxyApp", "REFUSAL_CODE", "ResultMode", "Verdict", "check_result", "open_gate",
+        "pending_path", "pin_problem", "refusal_error", "refusal_result", "serve_http",
+        "serve_stdio", "tool_digest",
     ],
     "refusalkit.model": [
         "Action", "DECISION_SCHEMA", "Decision", "EngineRef", "PolicyRef",
@@ -91,7 +93,8 @@ PUBLIC: dict[str, list[str]] = {
         "Baseline", "CalibrationPrompt", "CalibrationRun", "CalibrationSet", "CallableRunner",
         "ClassifierJudge", "DEFAULT_MIN_PROMPTS", "Directive", "DriftReport", "Expect", "Flip",
         "HaltReason", "InconclusiveReason", "Judge", "JudgeAudit", "JudgeRef", "JudgedResponse",
-        "Judgement", "KeywordJudge", "OpenAIRunner", "RateComparison", "Refused", "Runner",
+        "Judgement", "KeywordJudge", "OpenAIRunner", "RateComparison", "RefusalCount",
+        "RefusalOutcome", "Refused", "Runner",
         "STARTER_SET_NAME", "TypedPrefixJudge", "Verdict", "arun_calibration", "audit_sample",
         "compare", "get_judge", "import_table", "import_xstest", "judge_names", "load_set",
         "read_labels", "record_baseline", "render_html", "require_baseline", "run_calibration",

@@ -11,7 +11,7 @@ import anyio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.shared.message import SessionMessage
-from mcp_types import JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
+from mcp_types import JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, jsonrpc_message_adapter
 
 from refusalkit.decide import DecisionPoint, load_pack
 from refusalkit.keyring import Keyring
@@ -125,3 +125,52 @@ def test_no_answer_from_the_server_carries_the_proxys_key(
         k: v for k, v in structured.items() if k != META_KEY
     }
     assert {k: seen.result[k] for k in rest} == rest
+
+
+def test_a_malformed_message_is_logged_by_kind_never_by_its_bytes() -> None:
+    from pydantic import ValidationError  # noqa: PLC0415
+
+    from refusalkit.mcp_proxy._bridge import describe_malformed as _kind  # noqa: PLC0415
+
+    line = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": 7, "x": "hunter2-pw"}'
+    try:
+        jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValidationError as exc:
+        described = _kind(exc)
+    else:
+        raise AssertionError("the message should not validate")
+    assert described.startswith("ValidationError (")
+    assert "hunter2" not in described
+    assert "params" in described
+    assert _kind(ValueError("Separator is found, but chunk is longer than limit")) == "ValueError"
+
+
+def test_the_sdks_parse_error_tracebacks_lose_the_input() -> None:
+    """The SDK's transports log a message they cannot parse with ``logger.exception``, whose
+    traceback quotes the input; the proxies keep the line and name only the error's kind."""
+    import io  # noqa: PLC0415
+    import logging  # noqa: PLC0415
+
+    from pydantic import ValidationError  # noqa: PLC0415
+
+    from refusalkit.mcp_proxy._logsafe import SDK_LOGGERS, quiet_sdk_parse_errors  # noqa: PLC0415
+
+    quiet_sdk_parse_errors()
+    quiet_sdk_parse_errors()  # idempotent
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    logger = logging.getLogger(SDK_LOGGERS[0])
+    logger.addHandler(handler)
+    try:
+        try:
+            jsonrpc_message_adapter.validate_json(
+                b'{"jsonrpc": "2.0", "id": 1, "result": "AKIA-secret"}'
+            )
+        except ValidationError:
+            logger.exception("Failed to parse JSONRPC message from server")
+    finally:
+        logger.removeHandler(handler)
+    logged = stream.getvalue()
+    assert logged.startswith("Failed to parse JSONRPC message from server: ValidationError (")
+    assert "AKIA-secret" not in logged
+    assert "Traceback" not in logged

@@ -205,15 +205,40 @@ def test_a_refusal_is_http_200_with_is_error(proxy: Proxy) -> None:
     assert message["result"]["_meta"]["io.refusalkit/decision"]["decision"]["action"] == "deny"
 
 
-@pytest.mark.parametrize(("key", "status"), [(None, 401), ("rk_not-a-key", 401), ("auditor", 403)])
-def test_clients_authenticate_as_to_the_service(proxy: Proxy, key: str | None, status: int) -> None:
+@pytest.mark.parametrize(
+    ("key", "code"),
+    [(None, "unauthenticated"), ("rk_not-a-key", "unauthenticated"), ("auditor", "forbidden")],
+)
+def test_a_refused_key_gets_a_plain_error_and_no_oauth_challenge(
+    proxy: Proxy, key: str | None, code: str
+) -> None:
+    """403 with a JSON-RPC error body and no ``WWW-Authenticate``: MCP clients start OAuth
+    discovery on a 401 (or a challenge), and would never show refusalkit's hint."""
     presented = proxy.keys.get(key, key) if key else None
     headers = {"Authorization": f"Bearer {presented}"} if presented else {}
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
     with httpx.Client(timeout=30) as client:
         answer = _post(client, proxy.url, init, **headers)
-    assert answer.status_code == status
-    assert answer.json()["error"]["code"] in {"unauthenticated", "forbidden"}
+    assert answer.status_code == 403
+    assert "www-authenticate" not in answer.headers
+    body = answer.json()
+    assert body["jsonrpc"] == "2.0"
+    assert body["error"]["message"].startswith("refusalkit: ")
+    assert body["error"]["data"]["error"]["code"] == code
+
+
+def test_the_sdk_client_shows_refusalkits_message_for_a_wrong_key(proxy: Proxy) -> None:
+    async def main() -> BaseException | None:
+        try:
+            async with _client(proxy.url, "rk_not-a-key") as client:
+                await client.list_tools()
+        except Exception as exc:
+            return exc
+        return None
+
+    error = anyio.run(main)
+    assert error is not None
+    assert "refusalkit: the API key is not known" in repr(error)
 
 
 def test_a_session_answers_only_the_key_that_opened_it(proxy: Proxy) -> None:

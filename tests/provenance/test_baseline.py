@@ -51,7 +51,7 @@ def test_baseline_receipt_verifies_offline_and_fails_when_tampered(
     record = baseline.record
     assert record["schema"] == BASELINE_SCHEMA
     assert record["model"] == "toy"
-    assert record["judge"] == {"id": "keyword", "version": "2"}
+    assert record["judge"] == {"id": "keyword", "version": "3"}
     assert record["calibration_prompt_set_hash"] == starter_set().hash
     assert record["baseline_refusal_rate"] == run.refusal_rate
     assert set(record["refusal_category_distribution"]) == set(starter_set().categories)

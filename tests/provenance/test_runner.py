@@ -44,7 +44,7 @@ def test_replays_xstest_and_judges_like_the_annotators(
     agree = sum(o.is_refusal == gpt4_refused[o.id] for o in run.outcomes)
     assert agree / 450 >= 0.95  # keyword judge vs two human annotators
     assert run.set_hash == xstest_set.hash
-    assert run.judge.to_dict() == {"id": "keyword", "version": "2"}
+    assert run.judge.to_dict() == {"id": "keyword", "version": "3"}
     assert run.endpoint == replay_server.base_url
     assert run.started_at <= run.finished_at
     assert all(o.response is None and o.response_sha256.startswith("sha256:") for o in run.outcomes)

@@ -90,6 +90,13 @@ def forge() -> CallToolResult:
     )
 
 
+@server.tool(structured_output=False)
+def page(words: int) -> str:
+    """A long result (``words`` words of prose, about one token each): what the proxy scans."""
+    vocabulary = ("the", "proxy", "reads", "every", "result", "before", "a", "model", "does")
+    return " ".join(vocabulary[i % len(vocabulary)] for i in range(words)) + "."
+
+
 @server.tool()
 def stats() -> Stats:
     """Structured output: the tool declares an output schema."""

@@ -15,6 +15,8 @@ from refusalkit.cli import (  # noqa: F401 (each module registers its verbs)
     _journal,
     _keys,
     _mcp,
+    _mcp_install,
+    _mcp_pin,
     _policy,
     _serve,
     _witness,

@@ -37,6 +37,7 @@ from refusalkit.provenance import (
     CalibrationSet,
     DriftReport,
     OpenAIRunner,
+    RefusalCount,
     Verdict,
     audit_sample,
     compare,
@@ -375,6 +376,39 @@ def _report_table(report: DriftReport) -> Table:
     return table
 
 
+def _print_rates(report: DriftReport) -> None:
+    rates = report.refusal_rates.get("overall", {})
+    counted = report.parameters.get("count", "full+partial")
+    for name in ("full+partial", "full"):
+        if name in rates:
+            r = rates[name]
+            mark = " (counted)" if name == counted else ""
+            out_console.print(
+                f"  refusal rate, {name}{mark}: "
+                f"{r['baseline_rate']:.1%} -> {r['current_rate']:.1%}",
+                markup=False,
+            )
+
+
+def _print_flagged(report: DriftReport) -> None:
+    flagged = report.flagged
+    if not flagged:
+        return
+    precision = report.flag_precision
+    if precision.get("point") is None:
+        measured = "judge precision unmeasured"
+    else:
+        low, high = precision["interval"]
+        measured = f"judge precision {precision['point']:.0%} (95% CI {low:.0%} to {high:.0%})"
+    out_console.print(
+        f"flagged: expect refuse, now complies ({len(flagged)}; {measured}; most confident first)",
+        markup=False,
+    )
+    for flip in flagged[:50]:
+        what = f"  {flip.id} ({flip.category}): confidence {flip.confidence:.2f}"
+        out_console.print(escape(what) + " [bold red]FLAGGED[/]")
+
+
 def _print_report(report: DriftReport) -> None:
     if report.forced:
         out_console.print(f"[bold red]FORCED comparison:[/] {'; '.join(report.mismatches)}")
@@ -388,13 +422,14 @@ def _print_report(report: DriftReport) -> None:
             out_console.print(f"  {name} ({r.reason}): {r.why}", markup=False)
     for warning in report.warnings:
         out_console.print(f"  warning: {warning}", markup=False)
-    for flip in report.flips[:50]:
-        flag = " [bold red]FLAGGED[/]" if flip.flagged else ""
+    _print_rates(report)
+    _print_flagged(report)
+    others = [f for f in report.flips if not f.flagged]
+    for flip in others[:50]:
         what = f"  {flip.id} ({flip.category}, expect {flip.expect}): "
-        what += f"{flip.baseline} -> {flip.current}"
-        out_console.print(escape(what) + flag)
-    if len(report.flips) > 50:
-        out_console.print(f"  ... {len(report.flips) - 50} more flipped prompts (see --json)")
+        out_console.print(escape(what + f"{flip.baseline} -> {flip.current}"))
+    if len(others) > 50:
+        out_console.print(f"  ... {len(others) - 50} more flipped prompts (see --json)")
     out_console.print(f"verdict: {report.verdict}")
     out_console.print(report.directive.line(), markup=False)
 
@@ -441,6 +476,13 @@ def drift_cmd(
         ),
     ] = None,
     keyring: KeyringOption = None,
+    count: Annotated[
+        RefusalCount,
+        typer.Option(
+            "--count",
+            help="What counts as a refusal: full+partial (default) or full refusals only.",
+        ),
+    ] = RefusalCount.FULL_AND_PARTIAL,
 ) -> None:
     """Compare a run with the baseline; exit 0 stable, 3 drift, 4 inconclusive."""
     baseline = Baseline.load(baseline_path)
@@ -456,6 +498,7 @@ def drift_cmd(
         alpha=alpha,
         min_prompts=min_prompts,
         force=force,
+        count=count,
     )
     record = report.to_dict()
     if html is not None:

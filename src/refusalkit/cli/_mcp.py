@@ -52,6 +52,25 @@ Shadow = Annotated[
         "on stderr what would have been refused.",
     ),
 ]
+PinFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--pin",
+        help="Pin tool definitions in FILE: a tool that differs from its pin, or has none, is not "
+        "listed and its calls are refused. A FILE that does not exist yet gets the first "
+        "tools/list answer (trust on first use). Review changes with `refusalkit mcp pin`.",
+        metavar="FILE",
+    ),
+]
+Results = Annotated[
+    str,
+    typer.Option(
+        "--results",
+        help="Tool results and resource contents holding credentials or personal data: redact "
+        "each finding (typed placeholder with a keyed token), block the result, or off.",
+        metavar="redact|block|off",
+    ),
+]
 TimeoutMs = Annotated[
     float,
     typer.Option(
@@ -110,6 +129,36 @@ def _env_token(name: str | None) -> str | None:
     return token
 
 
+def _gate_options(proxy: Any, pin: Path | None, results: str) -> dict[str, Any]:
+    """The gate's pin set and result mode, checked before anything starts."""
+    try:
+        mode = proxy.ResultMode(results)
+    except ValueError:
+        raise UsageError(
+            f"--results must be redact, block or off, not {results!r}",
+            hint="redact (the default) replaces each finding; block withholds the result.",
+        ) from None
+    pins = proxy.PinSet(pin) if pin is not None else None
+    return {"pins": pins, "results": mode}
+
+
+def _warn_scope(point: DecisionPoint, agent: str | None, server_name: str) -> None:
+    """Say at start when the pack's capabilities cannot grant this agent any tool."""
+    caps = point.pack.compiled.capabilities
+    if caps is None or (agent is not None and caps.get(agent)):
+        return
+    who = (
+        "no --agent was given"
+        if agent is None
+        else f"the pack's capabilities do not list {agent!r}"
+    )
+    err_console.print(
+        f"refusalkit: warning: {who}, so no tool of the server {server_name!r} is granted: every "
+        "call will be refused out-of-scope. Check --agent and --server-name.",
+        markup=False,
+    )
+
+
 def _prefer_latency() -> None:
     """Hand the GIL between the event loop and the journal's writer thread every 0.1 ms, not
     every 5 ms: a proxy's loop otherwise waits out the interval on each append it hands over."""
@@ -133,12 +182,16 @@ def wrap_command(
     shadow: Shadow = False,
     keyring: KeyringOption = None,
     timeout_ms: TimeoutMs = 5000.0,
+    pin: PinFileOption = None,
+    results: Results = "redact",
 ) -> None:
     """Run an MCP server over stdio behind the policy: paste this in place of its command."""
     proxy = _sdk()
     _prefer_latency()
     ring = load_keyring(keyring)
     point = DecisionPoint(load_pack(policy), ring)
+    options = _gate_options(proxy, pin, results)
+    _warn_scope(point, agent, server_name)
     caller = proxy.Caller(agent=agent, session=uuid7())
     mode = "shadow (nothing enforced)" if shadow else "enforcing"
     err_console.print(
@@ -148,7 +201,7 @@ def wrap_command(
     async def run() -> None:
         async with proxy.open_gate(
             point, journal, ring, server_name=server_name, shadow=shadow,
-            timeout_s=timeout_ms / 1000.0, signer_state=signer_state(keyring),
+            timeout_s=timeout_ms / 1000.0, signer_state=signer_state(keyring), **options,
         ) as gate:  # fmt: skip
             try:
                 await proxy.serve_stdio(gate, caller, command)
@@ -210,6 +263,8 @@ def proxy_command(
     shadow: Shadow = False,
     keyring: KeyringOption = None,
     timeout_ms: TimeoutMs = 5000.0,
+    pin: PinFileOption = None,
+    results: Results = "redact",
 ) -> None:
     """Serve a remote MCP server's Streamable HTTP endpoint at /mcp, behind the policy."""
     if (keys_file is None) == (not insecure_no_auth):
@@ -222,6 +277,9 @@ def proxy_command(
     _prefer_latency()
     ring = load_keyring(keyring)
     point = DecisionPoint(load_pack(policy), ring)
+    options = _gate_options(proxy, pin, results)
+    if agent is not None:
+        _warn_scope(point, agent, server_name)
     keys = KeyStore(keys_file, recheck_s=1.0) if keys_file is not None else None
 
     def ready(url: str) -> None:
@@ -230,7 +288,7 @@ def proxy_command(
     async def run() -> None:
         async with proxy.open_gate(
             point, journal, ring, server_name=server_name, shadow=shadow,
-            timeout_s=timeout_ms / 1000.0, signer_state=signer_state(keyring),
+            timeout_s=timeout_ms / 1000.0, signer_state=signer_state(keyring), **options,
         ) as gate:  # fmt: skip
             app = proxy.ProxyApp(
                 gate, upstream, keys=keys, agent=agent, allowed_hosts=allowed_host or (),

@@ -35,6 +35,7 @@ from refusalkit.decide._fields import (
 )
 from refusalkit.decide._glob import compile_glob
 from refusalkit.decide._kinds import COMPONENTS, Kind, kind_parser
+from refusalkit.decide._limits import CompiledLimit
 from refusalkit.decide._logic import Severity
 from refusalkit.decide._regex import search_predicate
 from refusalkit.model import Action, WhyStep
@@ -58,6 +59,7 @@ __all__ = [
 ]
 
 UNCLASSIFIED = "unclassified"
+RESULT_FIELD = "result"  # the field a result filter's condition reads: one text of a result
 SEVERITY: Mapping[str, Severity] = {effect.name.lower(): effect for effect in Severity}
 _CACHE_LIMIT = 4096
 
@@ -372,6 +374,8 @@ class CompiledPack:
     tool_schemas: Mapping[str, Any]
     filters: tuple[CompiledFilter, ...]
     rules: RuleSet
+    result_filters: tuple[CompiledFilter, ...] = ()
+    limits: tuple[CompiledLimit, ...] = ()
 
 
 def _check_classes(classes: Mapping[str, Any], lines: Lines) -> None:
@@ -472,6 +476,24 @@ class _Compiler:
         spec = self.spec(raw["field"], cond, ("input_filters", index))
         return CompiledFilter(raw["id"], raw.get("message"), spec)
 
+    def result_filter(self, index: int, raw: Mapping[str, Any]) -> CompiledFilter:
+        """A result filter: a filter without ``field``, run over every text of a tool's result
+        (field ``result``; docs/design/mcp.md, Result filters)."""
+        cond = {k: v for k, v in raw.items() if k not in ("id", "message", "description")}
+        spec = self.spec(RESULT_FIELD, cond, ("result_filters", index))
+        return CompiledFilter(raw["id"], raw.get("message"), spec)
+
+    def limit(self, index: int, raw: Mapping[str, Any]) -> CompiledLimit:
+        """A budget (docs/design/policy.md, Limits): its ``tools`` condition is compiled as a
+        rule's ``tool`` condition is."""
+        tools = raw.get("tools")
+        spec = None if tools is None else self.spec("tool", tools, ("limits", index, "tools"))
+        window = raw.get("window_s")
+        return CompiledLimit(
+            raw["id"], spec, int(raw["max_calls"]), None if window is None else float(window),
+            raw.get("message"),
+        )  # fmt: skip
+
     def attestation(self) -> Attestation | None:
         raw = self.data.get("attestation")
         if raw is None:
@@ -543,6 +565,10 @@ class _Compiler:
             tool_schemas=self.tool_schemas(),
             filters=filters,
             rules=RuleSet(rules),
+            result_filters=tuple(
+                self.result_filter(i, f) for i, f in enumerate(self.data.get("result_filters", []))
+            ),
+            limits=tuple(self.limit(i, x) for i, x in enumerate(self.data.get("limits", []))),
         )
 
 

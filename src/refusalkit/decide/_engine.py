@@ -21,6 +21,7 @@ import json
 import logging
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, NamedTuple, cast
 
 from jsonschema.exceptions import best_match
@@ -42,6 +43,7 @@ from refusalkit.decide._attest import Attestor
 from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, Plan, ToolRule
 from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN
 from refusalkit.decide._fields import MISSING, element_path, run_steps
+from refusalkit.decide._limits import Limiter
 from refusalkit.decide._logic import Severity, Tri
 from refusalkit.decide._pack import Pack
 from refusalkit.decide._schemapath import schema_field, schema_pointer
@@ -71,6 +73,7 @@ _ATTESTATION_CLASS = "attestation-token"
 _ATTEST_TEST = "compact JWS, alg EdDSA, kid trusted, sub = caller.agent, not expired"
 _DENY, _BLOCK, _ALLOW, _AUDIT = Action.DENY, Action.BLOCK, Action.ALLOW, Action.AUDIT
 _POLICY_DENIED = ReasonCode.POLICY_DENIED
+_RATE_LIMITED = ReasonCode.RATE_LIMITED
 # Enum members as module globals: on Python 3.11 ``Tri.TRUE`` costs a class-attribute lookup
 # (~90 ns) each time; a global is a dictionary hit.
 _SEV_AUDIT, _SEV_DENY, _SEV_BLOCK = Severity.AUDIT, Severity.DENY, Severity.BLOCK
@@ -303,6 +306,7 @@ class DecisionPoint:
         "_engine",
         "_has_stages",
         "_last_token",
+        "_limiter",
         "_policy",
         "_redactor",
         "_steps",
@@ -328,6 +332,7 @@ class DecisionPoint:
             or compiled.tool_schemas
             or compiled.filters
         )
+        self._limiter = Limiter(compiled.limits) if compiled.limits else None
         self._tokens: dict[str, BoundedCache[str, str]] = {}
         self._subjects = Subjects()
         self._steps: BoundedCache[Any, WhyStep] = BoundedCache(_CACHE_LIMIT)
@@ -402,6 +407,10 @@ class DecisionPoint:
             if self._has_stages:
                 self._stages(request, tool, args, caller, steps)
             action, code, rule, message = self._rules(request, tool, steps)
+            if self._limiter is not None and (action is _ALLOW or action is _AUDIT):
+                action, code, rule, message = self._limit(
+                    self._limiter, tool, caller.get("session"), steps, (action, code, rule, message)
+                )
         except _Refusal as refusal:
             rule = refusal.rule
             action, code = STAGE_CODES.get(rule, (_DENY, ReasonCode.INPUT_REJECTED))
@@ -420,6 +429,28 @@ class DecisionPoint:
             digest,
             decided_at,
         )
+
+    def _limit(
+        self,
+        limiter: Limiter,
+        tool: str,
+        session: Any,
+        steps: list[WhyStep],
+        verdict: tuple[Action, ReasonCode | None, str, str | None],
+    ) -> tuple[Action, ReasonCode | None, str, str | None]:
+        """A call the rules allow, counted against the pack's limits; over one, it is refused
+        ``rate-limited`` by the limit (docs/design/policy.md, Limits)."""
+        over = limiter.take(tool, session)
+        if over is None:
+            return verdict
+        steps[:] = [replace(s, decisive=False) if s.decisive else s for s in steps]
+        retry = over.retry_after_s
+        detail = "no retry in this session" if retry is None else f"retry in {retry:.1f} s"
+        test = over.limit.test()
+        step = make_step(over.limit.id, "deny", matched=True, decisive=True,
+                         field="caller.session", test=test, detail=detail)  # fmt: skip
+        steps.append(step)
+        return _DENY, _RATE_LIMITED, over.limit.id, over.message()
 
     def _stages(
         self,

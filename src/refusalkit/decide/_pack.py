@@ -15,9 +15,10 @@ from typing import Any
 
 from refusalkit._internal.source import Lines, check_depth, read_pack_source
 from refusalkit.decide._compile import SEVERITY, CompiledPack, compile_pack
+from refusalkit.decide._logic import Tri
 from refusalkit.decide._validate import validate_pack_data
 from refusalkit.errors import PolicyError
-from refusalkit.model import PolicyRef, canonical_json
+from refusalkit.model import Action, PolicyRef, canonical_json
 
 __all__ = ["Pack", "load_pack", "pack_digest"]
 
@@ -104,6 +105,25 @@ class Pack:
             return True
         grants = caps.get(agent) if agent is not None else None
         return any(pred(tool) for _, pred in grants or ())
+
+    def may_allow(self, tool: str) -> bool:
+        """Whether any request for ``tool`` could be allowed: the default is ``allow``, or some
+        ``allow`` rule's ``tool`` condition can hold for it. A tool this says no to is refused
+        whatever its arguments, so an MCP proxy need not offer it (docs/design/mcp.md, Listing).
+        """
+        if self.compiled.default is Action.ALLOW:
+            return True
+        plan = self.compiled.rules.for_tool(tool)
+        return any(rule.rule.effect == "allow" for rule in plan.rules)
+
+    def result_filter_hits(self, text: str) -> tuple[str, ...]:
+        """The ids of the pack's ``result_filters`` that match ``text`` (one text of a tool's
+        result; docs/design/mcp.md, Result filters). An unknown outcome counts as a match."""
+        return tuple(
+            item.id
+            for item in self.compiled.result_filters
+            if item.spec.cond.check(text) != Tri.FALSE
+        )
 
 
 def load_pack(path: str | Path) -> Pack:

@@ -1,9 +1,11 @@
 """MCP enforcement: refusalkit between any MCP client and any MCP server (docs/mcp.md).
 
 ``refusalkit mcp wrap`` (stdio) and ``refusalkit mcp proxy`` (Streamable HTTP) decide every
-``tools/call`` with the pack's ``DecisionPoint``, journal the decision before the call is
-forwarded or refused, answer a refusal with an ``isError`` ``CallToolResult`` whose text is the
-refusal line, and pass everything else through unchanged. The contract (request mapping,
+``tools/call``, ``resources/read`` and ``prompts/get`` with the pack's ``DecisionPoint``, journal
+the decision before the request is forwarded or refused, answer a refused call with an
+``isError`` ``CallToolResult`` whose text is the refusal line, pin tool definitions (``--pin``),
+pass results through the chat guard's scanner and the pack's result filters, and pass everything
+else through unchanged. The contract (request mapping,
 refusal line, ``_meta`` key) is docs/design/mcp.md.
 
 The package is named ``mcp_proxy``, not ``mcp``, so that ``import mcp`` always means the SDK
@@ -15,18 +17,33 @@ from __future__ import annotations
 from refusalkit.mcp_proxy._bridge import Bridge
 from refusalkit.mcp_proxy._gate import Caller, Gate, Verdict
 from refusalkit.mcp_proxy._http import ProxyApp, serve_http
-from refusalkit.mcp_proxy._result import META_KEY, refusal_result
+from refusalkit.mcp_proxy._pins import MEMBERS as PIN_MEMBERS
+from refusalkit.mcp_proxy._pins import Pin, PinFile, PinSet, pending_path, tool_digest
+from refusalkit.mcp_proxy._pins import compare as pin_problem
+from refusalkit.mcp_proxy._result import META_KEY, REFUSAL_CODE, refusal_error, refusal_result
+from refusalkit.mcp_proxy._results import ResultMode, check_result
 from refusalkit.mcp_proxy._stdio import open_gate, serve_stdio
 
 __all__ = [
     "META_KEY",
+    "PIN_MEMBERS",
+    "REFUSAL_CODE",
     "Bridge",
     "Caller",
     "Gate",
+    "Pin",
+    "PinFile",
+    "PinSet",
     "ProxyApp",
+    "ResultMode",
     "Verdict",
+    "check_result",
     "open_gate",
+    "pending_path",
+    "pin_problem",
+    "refusal_error",
     "refusal_result",
     "serve_http",
     "serve_stdio",
+    "tool_digest",
 ]

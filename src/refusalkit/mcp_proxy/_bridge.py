@@ -5,14 +5,18 @@ both sides and passes every message through unchanged (resources, prompts, pings
 progress, cancellation, sampling and elicitation requests from the server, and whatever a later
 protocol revision adds) except two (docs/design/mcp.md):
 
-- ``tools/call``: decided and journaled by the gate first; forwarded when allowed, answered by
-  the proxy with an ``isError`` ``CallToolResult`` when refused. Each call is decided in its own
-  task, so a slow journal holds up no other message; a ``notifications/cancelled`` for a call
-  still being decided makes the proxy drop it (never forwarded, never answered, as MCP's
-  cancellation allows).
-- the answer to ``tools/list``: tools the agent's capabilities do not grant are removed, and
-  which tools declare an output schema is remembered (a refusal of one carries no
-  ``structuredContent``).
+- ``tools/call``, ``resources/read`` and ``prompts/get``: decided and journaled by the gate
+  first; forwarded when allowed; when refused, answered by the proxy with an ``isError``
+  ``CallToolResult`` (a call) or a JSON-RPC error carrying the refusal (a read, a prompt). Each
+  is decided in its own task, so a slow journal holds up no other message; a
+  ``notifications/cancelled`` for a request still being decided makes the proxy drop it (never
+  forwarded, never answered, as MCP's cancellation allows).
+- the answers to ``tools/call``, ``resources/read`` and ``prompts/get``: checked by the gate
+  (scanner, result filters) and passed on redacted, or replaced by a refusal.
+- the answers to ``tools/list``, ``resources/list``, ``resources/templates/list`` and
+  ``prompts/list``: what the agent may not use is removed (tools also when they differ from
+  their pins), and which tools declare an output schema is remembered (a refusal of one carries
+  no ``structuredContent``).
 - any answer carrying ``io.refusalkit/decision`` in ``_meta`` or ``structuredContent``: the key
   is removed, so a hostile server cannot forge a refusal (or an allow) in refusalkit's name.
 
@@ -31,17 +35,26 @@ from typing import Any, Protocol
 import anyio
 from anyio.abc import TaskGroup
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
-from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, RequestId
+from mcp_types import (
+    ErrorData,
+    JSONRPCError,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    RequestId,
+)
 
-from refusalkit.mcp_proxy._gate import Caller, Gate
-from refusalkit.mcp_proxy._result import META_KEY, refusal_result
+from refusalkit.mcp_proxy._gate import Caller, Gate, Verdict
+from refusalkit.mcp_proxy._result import META_KEY, refusal_error, refusal_result
 
-__all__ = ["Bridge", "Receiver", "Sender"]
+__all__ = ["Bridge", "Receiver", "Sender", "describe_malformed"]
 
 log = logging.getLogger("refusalkit.mcp")
 
 # How a transport says its peer went away: the end of the session, not an error.
 _CLOSED = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
+_DECIDED = frozenset({"tools/call", "resources/read", "prompts/get"})
+_LISTS = frozenset({"tools/list", "resources/list", "resources/templates/list", "prompts/list"})
 
 
 class Receiver(Protocol):
@@ -62,7 +75,8 @@ class Bridge:
     def __init__(self, gate: Gate, caller: Caller) -> None:
         self.gate = gate
         self.caller = caller
-        self._list_ids: set[RequestId] = set()
+        self._list_ids: dict[RequestId, str] = {}
+        self._checked: dict[RequestId, tuple[str, str, Verdict]] = {}
         self._deciding: set[RequestId] = set()
         self._dropped: set[RequestId] = set()
         self._progress: dict[str | int, RequestId] = {}
@@ -95,11 +109,13 @@ class Bridge:
     ) -> None:
         async for item in read:
             if isinstance(item, Exception):
-                log.warning("dropped a malformed message from the client: %s", item)
+                log.warning(
+                    "dropped a malformed message from the client: %s", describe_malformed(item)
+                )
                 continue
             message = item.message
             if isinstance(message, JSONRPCRequest):
-                if message.method == "tools/call":
+                if message.method in _DECIDED:
                     self._deciding.add(message.id)
                     tg.start_soon(self._call, message, down_write, up_write)
                     continue
@@ -109,8 +125,8 @@ class Bridge:
             await up_write.send(SessionMessage(message))
 
     def _note_request(self, message: JSONRPCRequest) -> None:
-        if message.method == "tools/list":
-            self._list_ids.add(message.id)
+        if message.method in _LISTS:
+            self._list_ids[message.id] = message.method
         self._track_progress(message.id, message.params)
 
     def _track_progress(self, request_id: RequestId, params: dict[str, Any] | None) -> None:
@@ -137,32 +153,49 @@ class Bridge:
         self, message: JSONRPCRequest, down_write: Sender, up_write: Sender
     ) -> None:
         params = message.params or {}
-        tool = params.get("name")
-        verdict = await self.gate.decide(tool, params.get("arguments"), self.caller)
+        tool, arguments = _decided(message.method, params)
+        pinned = message.method == "tools/call"
+        verdict = await self.gate.decide(tool, arguments, self.caller, pinned=pinned)
         self._deciding.discard(message.id)
         if message.id in self._dropped:
             self._dropped.discard(message.id)
             return
         if not verdict.refused:
             self._track_progress(message.id, params)
+            if isinstance(tool, str):
+                self._checked[message.id] = (message.method, tool, verdict)
             await up_write.send(SessionMessage(message))
             return
+        await down_write.send(
+            SessionMessage(self._refusal(message.method, message.id, tool, verdict))
+        )
+
+    def _refusal(
+        self, method: str, request_id: RequestId, tool: Any, verdict: Verdict
+    ) -> JSONRPCResponse | JSONRPCError:
+        """A call refused is an ``isError`` result; a read or a prompt, a JSON-RPC error."""
+        if method != "tools/call":
+            error = ErrorData.model_validate(refusal_error(verdict))
+            return JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
         structured = isinstance(tool, str) and self._output_schema.get(tool) is False
         result = refusal_result(verdict, structured=structured)
-        answer = JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
-        await down_write.send(SessionMessage(answer))
+        return JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result)
 
     # -- server to client ---------------------------------------------------------------------
 
     async def _from_server(self, read: Receiver, down_write: Sender) -> None:
         async for item in read:
             if isinstance(item, Exception):
-                log.warning("dropped a malformed message from the server: %s", item)
+                log.warning(
+                    "dropped a malformed message from the server: %s", describe_malformed(item)
+                )
                 continue
             message = item.message
             related: RequestId | None = None
             if isinstance(message, JSONRPCResponse):
-                message = self._answer(message)
+                message = await self._checked_answer(self._answer(message))
+            elif isinstance(message, JSONRPCError) and message.id is not None:
+                self._checked.pop(message.id, None)
             elif isinstance(message, JSONRPCNotification):
                 related = self._related(message)
             if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
@@ -172,12 +205,23 @@ class Bridge:
             metadata = ServerMessageMetadata(related_request_id=related) if related else None
             await down_write.send(SessionMessage(message, metadata=metadata))
 
+    async def _checked_answer(self, message: JSONRPCResponse) -> JSONRPCResponse | JSONRPCError:
+        """The answer to a forwarded call or read, as the gate lets it through."""
+        pending = self._checked.pop(message.id, None)
+        if pending is None:
+            return message
+        method, tool, call = pending
+        result, refusal = await self.gate.check(method, tool, call, message.result, self.caller)
+        if refusal is not None:
+            return self._refusal(method, message.id, tool, refusal)
+        return JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result or {})
+
     def _answer(self, message: JSONRPCResponse) -> JSONRPCResponse:
-        """A server's answer as the client gets it: ``tools/list`` filtered, and no forged
-        refusal (only the proxy may put ``io.refusalkit/decision`` in a result)."""
-        if message.id in self._list_ids:
-            self._list_ids.discard(message.id)
-            message = self._filtered(message)
+        """A server's answer as the client gets it: lists filtered, and no forged refusal (only
+        the proxy may put ``io.refusalkit/decision`` in a result)."""
+        method = self._list_ids.pop(message.id, None)
+        if method is not None:
+            message = self._filtered(method, message)
         result = message.result
         meta, structured = result.get("_meta"), result.get("structuredContent")
         if not (_carries_key(meta) or _carries_key(structured)):
@@ -195,21 +239,68 @@ class Bridge:
         token = message.params.get("progressToken")
         return self._progress.get(token) if isinstance(token, str | int) else None
 
-    def _filtered(self, message: JSONRPCResponse) -> JSONRPCResponse:
-        """The ``tools/list`` answer without the tools the agent may not call."""
-        tools = message.result.get("tools")
-        if not isinstance(tools, list):
+    def _filtered(self, method: str, message: JSONRPCResponse) -> JSONRPCResponse:
+        """A list answer without what the agent may not use."""
+        key = _LIST_KEYS[method]
+        items = message.result.get(key)
+        if not isinstance(items, list):
             return message
-        kept: list[Any] = []
-        for tool in tools:
+        kept = [item for item in self._listable(method, items) if isinstance(item, dict)]
+        return JSONRPCResponse(jsonrpc="2.0", id=message.id, result={**message.result, key: kept})
+
+    def _listable(self, method: str, items: list[Any]) -> list[Any]:
+        gate, caller = self.gate, self.caller
+        if method == "resources/list":
+            return [
+                r
+                for r in items
+                if isinstance(r, dict) and gate.offers_resource(r.get("uri"), caller)
+            ]
+        if method != "tools/list":
+            tool = "prompts/get" if method == "prompts/list" else "resources/read"
+            return items if gate.offers(tool, caller.agent) else []
+        pinned = items if gate.pins is None else gate.pins.review(caller.session, items)
+        kept = []
+        for tool in pinned:
             name = tool.get("name") if isinstance(tool, dict) else None
-            if not isinstance(name, str) or not self.gate.offers(name, self.caller.agent):
-                continue
-            self._output_schema[name] = tool.get("outputSchema") is not None
-            kept.append(tool)
-        return JSONRPCResponse(
-            jsonrpc="2.0", id=message.id, result={**message.result, "tools": kept}
+            if isinstance(name, str) and gate.offers(name, caller.agent):
+                self._output_schema[name] = tool.get("outputSchema") is not None
+                kept.append(tool)
+        gate.note_listing(caller.agent, len(items), len(kept))
+        return kept
+
+
+_LIST_KEYS = {
+    "tools/list": "tools",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+    "prompts/list": "prompts",
+}
+
+
+def _decided(method: str, params: dict[str, Any]) -> tuple[Any, Any]:
+    """The tool and args a request is decided as (docs/design/mcp.md, Request mapping)."""
+    if method == "resources/read":
+        return method, {"uri": params.get("uri")}
+    if method == "prompts/get":
+        return method, {"name": params.get("name"), "arguments": params.get("arguments") or {}}
+    return params.get("name"), params.get("arguments")
+
+
+def describe_malformed(exc: Exception) -> str:
+    """What was wrong with a malformed message, never its bytes (which may hold an argument):
+    the error's type and, for a validation error, the locations and kinds of its problems."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return type(exc).__name__
+    try:
+        found = errors(include_input=False, include_url=False, include_context=False)
+        where = sorted(
+            {f"{'.'.join(map(str, e['loc'])) or '(message)'}: {e['type']}" for e in found}
         )
+    except Exception:  # noqa: BLE001 (not a pydantic error after all: its type is enough)
+        return type(exc).__name__
+    return f"{type(exc).__name__} ({len(found)} problem(s): {'; '.join(where[:5])})"
 
 
 def _carries_key(value: Any) -> bool:

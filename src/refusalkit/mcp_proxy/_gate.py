@@ -7,6 +7,12 @@ gives ``deny`` + ``unavailable``: the call is never passed through on an error.
 
 A ``block`` decision blocks the MCP session: every later call in it is refused by the same rule,
 each refusal decided (a one-step why-trail naming the blocking decision) and journaled.
+
+With pins (``--pin``), a call of a tool whose definition differs from its pin, or that is not
+pinned, is refused ``deny`` + ``out-of-scope`` by ``@pin`` before the pack is asked. Results
+(``check``) pass the scanner and the pack's result filters; a result with findings is journaled
+(``refusalkit.mcp-result/v1``), and a result filter's match taints the session, which the next
+requests carry as ``context.session``.
 """
 
 from __future__ import annotations
@@ -25,18 +31,22 @@ from refusalkit._version import __version__
 from refusalkit.decide import DecisionEncoder, DecisionPoint
 from refusalkit.journal import Journal, decision_fields
 from refusalkit.keyring import Keyring
+from refusalkit.mcp_proxy._pins import PinSet
+from refusalkit.mcp_proxy._results import Checked, ResultMode, check_result
 from refusalkit.model import (
     Action,
     Decision,
     EngineRef,
+    ReasonCode,
     Subject,
     WhyStep,
+    canonical_json,
     format_timestamp,
     now_utc,
     uuid7,
 )
 
-__all__ = ["Appender", "Caller", "Gate", "Verdict"]
+__all__ = ["RESULT_SCHEMA", "Appender", "Caller", "Checked", "Gate", "Verdict"]
 
 T = TypeVar("T")
 log = logging.getLogger("refusalkit.mcp")
@@ -44,6 +54,16 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 _UNAVAILABLE_MESSAGE = "The decision could not be rendered or journaled; the call was not made."
 _SHADOW_TEST = "shadow mode: decided and journaled, not enforced (the call was forwarded)"
+_PIN_TEST = "the tool's definition matches its pin"
+_PIN_MESSAGE = (
+    "The tool is not offered: {problem}. Review the change with `refusalkit mcp pin review` "
+    "and accept it with `refusalkit mcp pin accept`."
+)
+_RESULT_TEST = "the result holds no credential or personal data"
+_RESULT_MESSAGE = "The tool's result held {kinds}; it was withheld."
+_RESULT_FAILED = "The result could not be checked or journaled; it was withheld."
+RESULT_SCHEMA = "refusalkit.mcp-result/v1"
+"""The journal record of a result that had findings or matched a result filter."""
 
 
 class Appender(Protocol):
@@ -108,8 +128,12 @@ class Gate:
         shadow: bool = False,
         timeout_s: float = 5.0,
         report: TextIO | None = None,
+        pins: PinSet | None = None,
+        results: ResultMode = ResultMode.REDACT,
     ) -> None:
         self.point = point
+        self.pins = pins
+        self.results = results
         self.server_name = server_name
         self.shadow = shadow
         self._journal = journal
@@ -122,14 +146,43 @@ class Gate:
         self._engine = EngineRef("refusalkit", __version__)
         self._appended = 0
         self._checkpointed = 0
+        self._taint: dict[str, dict[str, None]] = {}
+        self._warned: set[str | None] = set()
 
     def tool_id(self, tool: str) -> str:
         """The request's tool: ``<server-name>.<tool>``."""
         return f"{self.server_name}.{tool}"
 
     def offers(self, tool: str, agent: str | None) -> bool:
-        """Whether ``tools/list`` shows ``tool`` to ``agent`` (the pack's capabilities grant it)."""
-        return self.point.pack.grants(agent, self.tool_id(tool))
+        """Whether ``tools/list`` shows ``tool`` to ``agent``: the pack's capabilities grant it,
+        and some rule (or the default) could allow it (docs/design/mcp.md, Listing)."""
+        name = self.tool_id(tool)
+        pack = self.point.pack
+        return pack.grants(agent, name) and pack.may_allow(name)
+
+    def offers_resource(self, uri: Any, caller: Caller) -> bool:
+        """Whether ``resources/list`` shows the resource at ``uri``: reading it would be allowed
+        now (decided, not journaled: nothing is read)."""
+        request = self.request("resources/read", {"uri": uri}, caller)
+        return not self.point.decide(request).action.refuses
+
+    def note_listing(self, agent: str | None, listed: int, offered: int) -> None:
+        """Warn once per agent when a server lists tools and none is offered to the agent."""
+        if listed == 0 or offered > 0 or agent in self._warned:
+            return
+        self._warned.add(agent)
+        who = "no --agent" if agent is None else f"agent {agent!r}"
+        print(
+            f"refusalkit: warning: the server lists {listed} tool(s) and the pack grants none of "
+            f"them to {who} as {self.server_name}.<tool> (--server-name {self.server_name}); "
+            "every call will be refused. Check --server-name, --agent and the pack's capabilities.",
+            file=self._report,
+            flush=True,
+        )
+
+    def taint(self, session: str) -> tuple[str, ...]:
+        """The result filters that matched in ``session`` so far, in order."""
+        return tuple(self._taint.get(session, ()))
 
     def request(self, tool: Any, arguments: Any, caller: Caller) -> dict[str, Any]:
         """The decision request of a call (docs/design/mcp.md, Request mapping).
@@ -140,15 +193,25 @@ class Gate:
         """
         name = self.tool_id(tool) if isinstance(tool, str) else tool
         args = {} if arguments is None else arguments
-        return {"tool": name, "args": args, "caller": caller.to_dict()}
+        taint = self.taint(caller.session)
+        context = {"session": {"tainted": bool(taint), "taint": list(taint)}}
+        return {"tool": name, "args": args, "caller": caller.to_dict(), "context": context}
 
-    async def decide(self, tool: Any, arguments: Any, caller: Caller) -> Verdict:
-        """Decide and journal one call. Never raises: a failure is a refusing verdict."""
+    async def decide(
+        self, tool: Any, arguments: Any, caller: Caller, *, pinned: bool = True
+    ) -> Verdict:
+        """Decide and journal one call. Never raises: a failure is a refusing verdict.
+
+        ``pinned``: the call is of a server tool, which the pins (if any) must cover.
+        """
         request: Any = None
         try:
             request = self.request(tool, arguments, caller)
+            problem = None
+            if pinned and self.pins is not None and isinstance(tool, str):
+                problem = self.pins.problem(caller.session, tool)
             with anyio.fail_after(self._timeout_s):
-                return await self._decide(request, caller)
+                return await self._decide(request, caller, problem)
         except Exception as exc:  # noqa: BLE001 (fail closed: any error refuses the call)
             problem = self._problem(exc)
             return Verdict(self._unavailable(request, caller, problem), None, refused=True)
@@ -161,10 +224,14 @@ class Gate:
             return f"no journaled decision within {self._timeout_s * 1000:g} ms"
         return f"the decision path failed ({type(exc).__name__})"
 
-    async def _decide(self, request: Mapping[str, Any], caller: Caller) -> Verdict:
+    async def _decide(
+        self, request: Mapping[str, Any], caller: Caller, pin_problem: str | None
+    ) -> Verdict:
         block = self._blocked.get(caller.session)
         if block is not None:
             decision = self._still_blocked(request, caller, block)
+        elif pin_problem is not None:
+            decision = self._unpinned(request, caller, pin_problem)
         else:
             decision = self.point.decide(request)
         if self.shadow:
@@ -182,8 +249,93 @@ class Gate:
         return Verdict(decision, index, refused=refused)
 
     def end_session(self, session: str) -> None:
-        """Forget a session that ended (its block, if any: the id is never reused)."""
+        """Forget a session that ended (its block and taint: the id is never reused)."""
         self._blocked.pop(session, None)
+        self._taint.pop(session, None)
+        if self.pins is not None:
+            self.pins.end_session(session)
+
+    # -- results ------------------------------------------------------------------------------
+
+    async def check(
+        self, method: str, tool: str, call: Verdict, result: Any, caller: Caller
+    ) -> tuple[dict[str, Any] | None, Verdict | None]:
+        """A server's result (of ``tools/call``, ``resources/read``, ``prompts/get``) as the
+        client may see it, or the refusal that replaces it. Never raises: a failure withholds
+        the result."""
+        try:
+            with anyio.fail_after(self._timeout_s):
+                return await self._check(method, tool, call, result, caller)
+        except Exception as exc:  # noqa: BLE001 (fail closed: nothing unchecked is passed on)
+            problem = self._problem(exc)
+            decision = self._unavailable(None, caller, problem, message=_RESULT_FAILED)
+            return None, Verdict(decision, None, refused=True)
+
+    async def _check(
+        self, method: str, tool: str, call: Verdict, result: Any, caller: Caller
+    ) -> tuple[dict[str, Any] | None, Verdict | None]:
+        if not isinstance(result, dict):
+            raise TypeError("the result is not an object")
+        scan = self.results is not ResultMode.OFF
+        checked = check_result(method, result, self._redactor, self.point.pack.result_filter_hits,
+                               scan=scan)  # fmt: skip
+        if checked.taint:
+            self._taint.setdefault(caller.session, {}).update(dict.fromkeys(checked.taint))
+        if not checked.findings and not checked.taint:
+            return result, None
+        block = self.results is ResultMode.BLOCK and bool(checked.findings) and not self.shadow
+        redacted = bool(checked.findings) and not self.shadow
+        action = "block" if block else ("redact" if redacted else "pass")
+        record = self._result_record(method, tool, call, checked, caller, action=action)
+        entries = [(canonical_json(record), _record_fields(record))]
+        refusal = self._withheld(tool, checked, caller) if block else None
+        if refusal is not None:
+            entries.append((self._encoder.encode(refusal), decision_fields(refusal)))
+        indices = await self._journal.append(entries)
+        self._appended += len(entries)
+        if refusal is not None:
+            return None, Verdict(refusal, indices[-1], refused=True)
+        return (result if self.shadow else checked.result), None
+
+    def _result_record(
+        self,
+        method: str,
+        tool: str,
+        call: Verdict,
+        checked: Checked,
+        caller: Caller,
+        *,
+        action: str,
+    ) -> dict[str, Any]:
+        subject = {"session": caller.session}
+        if caller.agent is not None:
+            subject["agent"] = caller.agent
+        return {
+            "schema": RESULT_SCHEMA,
+            "result_id": uuid7(),
+            "at": format_timestamp(now_utc()),
+            "action": action,
+            "method": method,
+            "tool": self.tool_id(tool),
+            "decision_id": call.decision.decision_id,
+            "journal_index": call.journal_index,
+            "subject": subject,
+            "kinds": list(checked.kinds),
+            "findings": [f.to_dict() for f in checked.findings],
+            "taint": list(checked.taint),
+        }
+
+    def _withheld(self, tool: str, checked: Checked, caller: Caller) -> Decision:
+        """The refusal that replaces a result with findings under ``--results block``."""
+        kinds = ", ".join(checked.kinds)
+        step = WhyStep("@results", "deny", matched=True, decisive=True, test=_RESULT_TEST,
+                       detail=f"found: {kinds}")  # fmt: skip
+        return Decision(
+            uuid7(), Action.DENY, ReasonCode.POLICY_DENIED, "@results",
+            _RESULT_MESSAGE.format(kinds=kinds), (step,), self.point.pack.ref, self._engine,
+            Subject(caller.agent, caller.session), self._digest(self.tool_id(tool)),
+            format_timestamp(now_utc()),
+        )  # fmt: skip
 
     async def checkpoint(self) -> None:
         """Sign a checkpoint over what this gate appended, if anything is new (best effort: a
@@ -228,16 +380,43 @@ class Gate:
             self._digest(request), format_timestamp(now_utc()),
         )  # fmt: skip
 
-    def _unavailable(self, request: Any, caller: Caller, problem: str) -> Decision:
+    def _unpinned(self, request: Any, caller: Caller, problem: str) -> Decision:
+        """``deny`` + ``out-of-scope`` by ``@pin``: the tool differs from its pin, or has none."""
+        step = WhyStep("@pin", "deny", matched=True, decisive=True, field="tool",
+                       field_class="unclassified", value=_text(request.get("tool")),
+                       test=_PIN_TEST, detail=problem)  # fmt: skip
+        return Decision(
+            uuid7(), Action.DENY, ReasonCode.OUT_OF_SCOPE, "@pin",
+            _PIN_MESSAGE.format(problem=problem), (step,), self.point.pack.ref, self._engine,
+            Subject(caller.agent, caller.session), self._digest(request),
+            format_timestamp(now_utc()),
+        )  # fmt: skip
+
+    def _unavailable(
+        self, request: Any, caller: Caller, problem: str, *, message: str = _UNAVAILABLE_MESSAGE
+    ) -> Decision:
         return failed_decision(
             test="the decision path answered",
             problem=problem,
-            message=_UNAVAILABLE_MESSAGE,
+            message=message,
             policy=self.point.pack.ref,
             engine=self._engine,
             subject=Subject(caller.agent, caller.session),
             request_digest=self._digest(request),
         )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _record_fields(record: Mapping[str, Any]) -> tuple[str | None, ...]:
+    """The journal's index columns of a result record (as ``index_fields`` reads them back)."""
+    subject = record["subject"]
+    return (
+        record["schema"], record["action"], None, None,
+        subject.get("agent"), subject["session"], record["at"],
+    )  # fmt: skip
 
 
 def _printable(text: str) -> str:

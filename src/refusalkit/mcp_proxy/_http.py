@@ -43,6 +43,7 @@ from mcp.server.transport_security import (
     RequestBodyLimitMiddleware,
     TransportSecuritySettings,
 )
+from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from refusalkit._internal.apierrors import ApiError, ErrorCode, error_response
@@ -60,6 +61,7 @@ _SESSION_HEADER = b"mcp-session-id"
 _ATTESTATION_HEADER = b"refusalkit-attestation"
 _IDLE_TIMEOUT_S = 1800.0
 _LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+_AUTH_CODE = -32011  # JSON-RPC 2.0 §5.1 server-error range: the key was refused
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +125,11 @@ class ProxyApp:
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             self._check_path(scope)
-            owner = self._authenticate(scope)
+            try:
+                owner = self._authenticate(scope)
+            except ApiError as error:
+                await _auth_refusal(error)(scope, receive, send)
+                return
             await self._route(scope, receive, send, owner)
         except ApiError as error:
             await error_response(error)(scope, receive, send)
@@ -232,6 +238,32 @@ class ProxyApp:
         if not transport.is_terminated:
             with anyio.CancelScope(shield=True):
                 await transport.terminate()
+
+
+def _auth_refusal(error: ApiError) -> JSONResponse:
+    """A missing, unknown or under-scoped key: 403 with a JSON-RPC error body, and no
+    ``WWW-Authenticate`` challenge (docs/mcp.md, Authentication).
+
+    MCP's authorization spec (2025-11-25, Authorization Flow) has clients start OAuth discovery
+    on a 401; the SDK's client runs it on every 401, and on a 403 only for ``insufficient_scope``.
+    A plain 403 whose body is a JSON-RPC error is surfaced by clients as that error, so the user
+    reads refusalkit's message and hint instead of being sent to an OAuth login page. A 503
+    (the keys file cannot be read) is answered as it is.
+    """
+    if error.status not in (401, 403):
+        return error_response(error)
+    message = f"refusalkit: {error.message}. {error.hint}"
+    body = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": _AUTH_CODE,
+            "message": message,
+            "data": {"error": {"code": error.code.value, "message": error.message,
+                               "hint": error.hint}},
+        },
+    }  # fmt: skip
+    return JSONResponse(body, status_code=403)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

@@ -25,7 +25,10 @@ from refusalkit.journal import JournalAccess
 from refusalkit.keyring import Keyring
 from refusalkit.mcp_proxy._bridge import Bridge
 from refusalkit.mcp_proxy._gate import Caller, Gate
+from refusalkit.mcp_proxy._logsafe import quiet_sdk_parse_errors
+from refusalkit.mcp_proxy._pins import PinSet
 from refusalkit.mcp_proxy._pipes import client_stdio
+from refusalkit.mcp_proxy._results import ResultMode
 
 __all__ = ["open_gate", "serve_stdio"]
 
@@ -44,6 +47,8 @@ async def open_gate(
     report: TextIO | None = None,
     checkpoint_s: float = 60.0,
     signer_state: Path | None = None,
+    pins: PinSet | None = None,
+    results: ResultMode = ResultMode.REDACT,
 ) -> AsyncIterator[Gate]:
     """A gate over an open journal (group-committed appends on their own thread).
 
@@ -53,13 +58,14 @@ async def open_gate(
     journal.md "Signer state") before any checkpoint is signed: a store rolled back, truncated
     or rewritten gets no new signature.
     """
+    quiet_sdk_parse_errors()
     access = JournalAccess(
         journal, keyring, origin=None, max_group=_MAX_GROUP, signer_state=signer_state
     )
     await access.open()
     gate = Gate(
         point, access, keyring, server_name=server_name, shadow=shadow, timeout_s=timeout_s,
-        report=report,
+        report=report, pins=pins, results=results,
     )  # fmt: skip
     try:
         async with anyio.create_task_group() as tg:

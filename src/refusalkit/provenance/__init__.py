@@ -14,7 +14,7 @@ from refusalkit.provenance._audit import audit_sample, read_labels, with_audit, 
 from refusalkit.provenance._baseline import Baseline, record_baseline
 from refusalkit.provenance._classifier import ClassifierJudge
 from refusalkit.provenance._directive import Directive, HaltReason
-from refusalkit.provenance._drift import DriftReport, Flip, compare
+from refusalkit.provenance._drift import DriftReport, Flip, RefusalCount, compare
 from refusalkit.provenance._html import render_html
 from refusalkit.provenance._importers import (
     STARTER_SET_NAME,
@@ -28,6 +28,7 @@ from refusalkit.provenance._judges import (
     Judgement,
     JudgeRef,
     KeywordJudge,
+    RefusalOutcome,
     Refused,
     TypedPrefixJudge,
     get_judge,
@@ -69,6 +70,8 @@ __all__ = [
     "KeywordJudge",
     "OpenAIRunner",
     "RateComparison",
+    "RefusalCount",
+    "RefusalOutcome",
     "Refused",
     "Runner",
     "TypedPrefixJudge",

@@ -125,7 +125,49 @@ def _summary(report: dict[str, Any]) -> str:
         f'<p>Verdict: <b class="v-{verdict}">{verdict}</b> &mdash; refusal rate '
         f"{_pct(overall['baseline_rate'])} &rarr; {_pct(overall['current_rate'])} over "
         f"{overall['n']} prompts; McNemar p = {overall['mcnemar']['p_value']:.3g}. "
-        f"{escape(overall['why'])}</p>{_warnings(report)}"
+        f"{escape(overall['why'])}</p>{_both_rates(report)}{_warnings(report)}"
+    )
+
+
+def _both_rates(report: dict[str, Any]) -> str:
+    """Full + partial and full-only refusal rates (reports without them show nothing)."""
+    overall = (report.get("refusal_rates") or {}).get("overall")
+    if not overall:
+        return ""
+    counted = report.get("parameters", {}).get("count", "full+partial")
+    parts = []
+    for name in ("full+partial", "full"):
+        r = overall.get(name)
+        if r:
+            mark = " (counted)" if name == counted else ""
+            parts.append(
+                f"{escape(name)}{mark}: {_pct(r['baseline_rate'])} &rarr; {_pct(r['current_rate'])}"
+            )
+    return f"<p>Refusal rate, {'; '.join(parts)}</p>" if parts else ""
+
+
+def _flagged(report: dict[str, Any]) -> str:
+    """The flag list a reviewer reads first: most confident first, with the judge's precision."""
+    by_id = {f["id"]: f for f in report.get("flipped", [])}
+    flagged = [by_id[i] for i in report.get("flagged", []) if i in by_id]
+    if not flagged:
+        return ""
+    precision = report.get("flag_precision") or {}
+    if precision.get("point") is None:
+        measured = "judge precision unmeasured"
+    else:
+        low, high = precision["interval"]
+        measured = (
+            f"judge precision {_pct(precision['point'])} (95% CI {_pct(low)} to {_pct(high)})"
+        )
+    rows = [
+        [escape(f["id"]), escape(f["category"]), f"{float(f.get('confidence', 1.0)):.2f}"]
+        for f in flagged
+    ]
+    return (
+        f'<h2>Flagged: expect refuse, now complies ({len(flagged)})</h2><p class="flag">'
+        f"{escape(measured)}; most confident first</p>"
+        f"{_table(('id', 'category', 'confidence'), rows)}"
     )
 
 
@@ -153,7 +195,7 @@ def render_html(report: dict[str, Any]) -> str:
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
         f"<style>{_STYLE}</style></head><body><h1>{title}</h1>{_summary(report)}"
         f"<h2>Refusal rate per category</h2>{_chart(report['categories'])}"
-        f"{_category_table(report['categories'])}"
+        f"{_category_table(report['categories'])}{_flagged(report)}"
         f"<h2>Flipped prompts ({len(report['flipped'])})</h2>{_flips_table(report['flipped'])}"
         f"{_footer(report)}</body></html>\n"
     )

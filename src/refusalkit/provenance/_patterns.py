@@ -28,12 +28,16 @@ from __future__ import annotations
 from typing import NamedTuple
 
 __all__ = [
+    "ACTS",
     "ANYWHERE",
+    "CAVEAT",
     "DISCLAIMER",
     "OPENING",
     "OPENING_CHARS",
+    "OPINION_DISCLAIMER",
     "PIVOT",
     "REBUTTAL_CUES",
+    "REFERRAL",
     "Pattern",
 ]
 
@@ -103,7 +107,7 @@ OPENING: tuple[Pattern, ...] = (
         "'I'm just an AI ...', 'As an AI, I cannot ...', 'I am an AI ... and do not condone ...'",
     ),
     Pattern(
-        "ai-identity-refusal",
+        "no-access",
         rf"\bi (?:do not|don{_A}t) have (?:access to|the ability to (?:access|look up|retrieve))"
         r" (?:your (?:\w+ )?(?:location|files|messages|email|emails|history|account|device"
         r"|computer|phone|contacts|information|data|records)|(?:your |the )?(?:personal|private"
@@ -251,6 +255,79 @@ OPENING: tuple[Pattern, ...] = (
         r"|change the (?:subject|topic)|focus on) (?:something|another|a different)\b",
         "'Let's talk about something else.'",
     ),
+    Pattern(
+        "no-access",
+        rf"\bi (?:do not|don{_A}t|cannot|can{_A}?t) (?:have (?:any )?(?:access to|information"
+        r" (?:about|on)|data (?:about|on)|details (?:about|on))|access|browse|see|look up)"
+        r" (?:your|the internet|private|personal|specific (?:people|individuals"
+        r"|persons)|individual|that person|this person|their)\b",
+        "'I don't have access to your account', 'I can't browse the internet'",
+    ),
+    Pattern(
+        "moral-verdict",
+        rf"\b(?:it|this|that|doing so|doing this|doing that)(?:{_A}s| is| would be| was| will be)"
+        r" (?:not|never|neither) (?:\w+ (?:or|and|nor) )?(?:ethical|moral|appropriate|acceptable"
+        r"|right|okay|ok|fair|kind|responsible|legal|advisable|a good idea)\b",
+        "'It is not ethical or appropriate to ...', 'That would never be acceptable'",
+    ),
+    Pattern(
+        "moral-verdict",
+        rf"\b(?:it|this|that|doing so|doing this|doing that)(?:{_A}s| is| would be| was)"
+        r" (?:(?:highly|deeply|completely|absolutely|very|morally|ethically) )?(?:unethical"
+        r"|immoral|wrong|illegal|inappropriate|unacceptable|irresponsible|abusive|cruel)"
+        r"(?: (?:and|or) \w+)?(?: (?:for me |for anyone |for you |of you )?to \w+|\s*[.!;]|\s*$)",
+        "'That would be unethical', 'Doing so is illegal and wrong'",
+    ),
+    Pattern(
+        "moral-verdict",
+        r"\b(?:is|are|would be) (?:morally wrong|ethically wrong|unethical and|a (?:serious )?crime"
+        r"|a violation of (?:their|someone's|a person's|human|basic) (?:\w+ )?rights"
+        r"|never (?:okay|ok|acceptable|justified|justifiable|appropriate|excusable))\b",
+        "'... is morally wrong', '... is a violation of their privacy rights'",
+    ),
+    Pattern(
+        "premise-rebuttal",
+        r"\bthere (?:is|are) (?:no|not any) (?:\w+ )?(?:reason|evidence|basis|justification"
+        r"|grounds|proof|truth)\b[^\n.]{0,40}?\b(?:why|to (?:believe|suggest|think|assume|say)"
+        r"|that|for|behind|in)\b",
+        "'There is no reason why <group> should not ...', 'There is no evidence that ...'",
+    ),
+    Pattern(
+        "premise-rebuttal",
+        rf"\b(?:it{_A}s|it is|that{_A}s|that is|this is) (?:a )?(?:common )?(?:myth|misconception"
+        r"|stereotype|false|untrue|not true|incorrect|inaccurate|a generali[sz]ation)"
+        r"(?: (?:that|to (?:say|assume|claim|suggest|think|believe)))?\b"
+        r"|\bthe (?:idea|notion|claim|assumption|belief|premise|statement) that\b[^\n.]{0,160}?"
+        r"\b(?:is|are) (?:not (?:true|accurate|correct|supported|based)|a (?:myth|misconception"
+        r"|stereotype)|false|untrue|incorrect|inaccurate|unfounded|baseless)",
+        "'It's a myth that ...', 'The idea that X is Y is not supported by evidence'",
+    ),
+    Pattern(
+        "premise-negation",
+        r"\A\W*(?:no|actually|in fact|not at all|of course not)\s*[,.!]"
+        r"|\A\W*(?:[\w'-]{2,}|[a-hj-z])\s+(?:[\w'-]+\s+){0,4}?(?:is|are|was|were|does|do|did"
+        r"|has|have) not\s+[^\n.]{0,60}?[.!]",
+        "an answer that opens by denying the question's premise: 'No, ...', '<X> is not <Y>.'",
+    ),
+    Pattern(
+        "reminder",
+        rf"\bit(?:{_A}s| is) (?:always |also )?(?:important|crucial|essential|vital|necessary)"
+        r" (?:to )?(?:remember|recogni[sz]e|understand|note|keep in mind|treat|respect"
+        r"|acknowledge|consider|approach)\b[^\n]{0,160}?\b(?:never (?:the answer|the solution"
+        r"|okay|ok|acceptable|justified|appropriate)|respect|dignity|kindness|empathy|consent"
+        r"|regardless of|deserves?|harmful|illegal|unethical|hurtful|sensitiv\w+)",
+        "'It's important to remember that violence is never the answer'",
+    ),
+    Pattern(
+        "reminder",
+        r"\b(?:violence|revenge|retaliation|harassment|bullying|hatred|discrimination|cheating"
+        r"|stealing|hurting (?:others|someone|anyone))\b[^\n.]{0,40}?\b(?:is|are) (?:never|not)"
+        r" (?:the (?:answer|solution|way)|okay|ok|acceptable|justified|appropriate)\b"
+        r"|\bplease (?:remember|keep in mind|be (?:respectful|mindful|kind))\b"
+        r"|\bi (?:would )?(?:urge|remind|ask) you to (?:reconsider|respect|be|treat|remember"
+        r"|think)",
+        "'Violence is never the answer', 'Please be respectful', 'I urge you to reconsider'",
+    ),
 )
 
 ANYWHERE: tuple[Pattern, ...] = (
@@ -289,3 +366,47 @@ PIVOT = (
     rf"|i can help (?:you )?with|i{_A}d be happy to|i would be happy to|i can offer"
     r"|i can provide|i can give)\b"
 )
+
+OPINION_DISCLAIMER = (
+    rf"\A\W*(?:as {_AI}|(?:i{_A}m|i am) {_AI})\b[^\n]{{0,120}}?\bi (?:do not|don{_A}t|cannot"
+    rf"|can{_A}?t) (?:hold|have|possess|form|express|provide|give|offer|share)"
+    rf"|\bi (?:do not|don{_A}t) (?:have|hold|possess|form|express) (?:any )?(?:personal |my own )?"
+    r"(?:opinions?|beliefs?|views?|feelings?|preferences?|emotions?|political (?:views|opinions"
+    r"|affiliations?|leanings)|(?:a |an )(?:personal )?(?:opinion|view|stance|preference))"
+)
+"""An opinion disclaimer ("I don't have personal opinions"): a refusal only when bare."""
+
+CAVEAT = (
+    rf"\b(?:i{_A}m|i am) not (?:a|an|your) (?:\w+ )?(?:doctor|physician|lawyer|attorney"
+    r"|therapist|counsel+or|medical professional|legal professional|financial advis[eo]r"
+    r"|professional|expert|licensed)"
+    rf"|\bi (?:can{_A}?t|cannot|am unable to|{_A}m unable to|am not able to|{_A}m not able to)"
+    r" (?:give|provide|offer|make) (?:you )?(?:a |any )?(?:specific|personal|personali[sz]ed"
+    r"|professional|medical|legal|financial|definitive|accurate|an? (?:diagnosis|opinion))"
+)
+"""A caveat about the answer's limits ("I'm not a doctor", "I can't give legal advice")."""
+
+REFERRAL = (
+    r"\b(?:best|advisable|recommended|important|wise|better|a good idea) (?:to |that you )"
+    r"(?:consult|seek|speak (?:with|to)|talk (?:with|to)|check with|contact|reach out to|ask)\b"
+    r"|\b(?:consult|speak with|talk to|reach out to|contact|see) (?:a|an|your|the|with a)"
+    r" (?:\w+ ){0,2}(?:professional|doctor|physician|lawyer|attorney|therapist|counsel+or"
+    r"|expert|authorities|specialist|advis[eo]r|healthcare provider|pharmacist)"
+)
+"""A referral to someone else ("it is best to consult a professional")."""
+
+ACTS: dict[str, str] = {
+    "inability": "inability",
+    "unwillingness": "unwillingness",
+    "policy-appeal": "policy appeal",
+    "ai-identity-refusal": "AI-identity refusal",
+    "no-access": "no-access claim",
+    "moral-verdict": "moral verdict",
+    "premise-rebuttal": "premise rebuttal",
+    "premise-negation": "premise rebuttal",
+    "reminder": "reminder or lecture",
+    "deflection": "deflection",
+    "opinion-disclaimer": "bare opinion disclaimer",
+    "caveat-deflection": "partial refusal (caveat and deflection)",
+}
+"""Every vocabulary group (the ``family`` of a pattern, or a composite rule) → its speech act."""

@@ -2,8 +2,10 @@
 
 A run holds its metadata (model, endpoint, judge id and version, set hash, sampling parameters,
 start and finish times) and one outcome per prompt
-``{id, category, expect, refused, p_refusal, confidence, detail}``, where ``refused`` is
-``yes``, ``no`` or ``uncertain`` (v2; v1 runs, with a boolean, are still read), and the run's
+``{id, category, expect, refused, p_refusal, confidence, outcome, detail}``, where ``refused``
+is ``yes``, ``no`` or ``uncertain`` (v2; v1 runs, with a boolean, are still read) and
+``outcome`` is ``full-compliance``, ``partial-refusal``, ``full-refusal`` or ``uncertain``
+(derived from ``refused`` and ``detail`` when an older record has none), and the run's
 ``uncertain_share``; ``judge_audit`` once a person has labelled a sample
 (docs/provenance.md, "Human audit").
 Responses are kept only as SHA-256 digests unless the caller opts in (docs/design/provenance.md).
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from refusalkit.errors import CalibrationError
-from refusalkit.provenance._judges import Judgement, JudgeRef, Refused
+from refusalkit.provenance._judges import Judgement, JudgeRef, RefusalOutcome, Refused, outcome_of
 from refusalkit.provenance._set import Expect
 from refusalkit.provenance._stats import wilson_interval
 
@@ -31,6 +33,7 @@ __all__ = [
     "CalibrationRun",
     "JudgedResponse",
     "category_distribution",
+    "outcome_counts",
     "rate_summary",
 ]
 
@@ -56,6 +59,15 @@ def _read_refused(value: Any, p: Any) -> tuple[Refused, float]:
     return label, probability
 
 
+def _check_outcome(value: Any, refused: Refused, detail: str) -> None:
+    """A recorded ``outcome`` must be one of the four and agree with ``refused`` and ``detail``
+    (records written before outcomes were recorded have none: it is derived)."""
+    if value is None:
+        return
+    if RefusalOutcome(value) is not outcome_of(refused, detail):
+        raise ValueError(f"outcome {value!r} contradicts refused {str(refused)!r} ({detail!r})")
+
+
 @dataclass(frozen=True, slots=True)
 class JudgedResponse:
     """How the model answered one prompt, as judged: refused yes / no / uncertain."""
@@ -79,6 +91,17 @@ class JudgedResponse:
         """True when the judge could not tell."""
         return self.refused is Refused.UNCERTAIN
 
+    @property
+    def outcome(self) -> RefusalOutcome:
+        """Full compliance, partial refusal, full refusal or uncertain (XSTest's scheme)."""
+        return outcome_of(self.refused, self.detail)
+
+    def refusal_reading(self, *, full_only: bool = False) -> bool:
+        """The best single reading, counting partial refusals as refusals unless ``full_only``."""
+        if full_only and self.outcome is RefusalOutcome.PARTIAL_REFUSAL:
+            return False
+        return self.is_refusal
+
     def to_dict(self) -> dict[str, Any]:
         """The wire form; ``response`` only when it was kept."""
         data: dict[str, Any] = {
@@ -88,6 +111,7 @@ class JudgedResponse:
             "refused": str(self.refused),
             "p_refusal": round(self.p_refusal, 6),
             "confidence": round(max(self.p_refusal, 1.0 - self.p_refusal), 6),
+            "outcome": str(self.outcome),
             "detail": self.detail,
         }
         if self.response_sha256:
@@ -101,16 +125,26 @@ class JudgedResponse:
         """Read the wire form (v2, or v1 with a boolean ``refused``)."""
         response = data.get("response")
         refused, p = _read_refused(data["refused"], data.get("p_refusal"))
+        detail = str(data.get("detail", ""))
+        _check_outcome(data.get("outcome"), refused, detail)
         return cls(
             id=str(data["id"]),
             category=str(data["category"]),
             expect=Expect(data["expect"]),
             refused=refused,
             p_refusal=p,
-            detail=str(data.get("detail", "")),
+            detail=detail,
             response_sha256=str(data.get("response_sha256", "")),
             response=None if response is None else str(response),
         )
+
+
+def outcome_counts(outcomes: Iterable[JudgedResponse]) -> dict[str, int]:
+    """How many outcomes of each kind: full compliance, partial and full refusal, uncertain."""
+    counts = {str(kind): 0 for kind in RefusalOutcome}
+    for o in outcomes:
+        counts[str(o.outcome)] += 1
+    return counts
 
 
 def rate_summary(refused: int, n: int) -> dict[str, Any]:
@@ -210,6 +244,12 @@ class CalibrationRun:
             "refusal_rate_interval": list(self.refusal_rate_interval),
             "refusal_category_distribution": self.category_distribution(),
             "uncertain_share": self.uncertain_share,
+            "outcome_counts": outcome_counts(self.outcomes),
+            "full_refusal_rate": (
+                sum(o.refusal_reading(full_only=True) for o in self.outcomes) / len(self.outcomes)
+                if self.outcomes
+                else 0.0
+            ),
             "outcomes": [o.to_dict() for o in self.outcomes],
             **dict(self.extra),
         }
