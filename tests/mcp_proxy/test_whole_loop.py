@@ -40,7 +40,7 @@ from support.mcp_helpers import (
 )
 from support.mcp_hostile import AWS_KEY, EMAIL, RUG_PULL
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = pytest.mark.timeout(360)  # a proxy, its upstream and the client on a loaded CI box
 
 HOSTILE = HERE / "mcp_hostile.py"
 PACK = Path(__file__).with_name("hostile-pack.yaml")
@@ -169,7 +169,18 @@ def test_a_rug_pull_mid_session_is_not_offered_and_its_calls_never_run(gateway: 
     assert canonical_json(journaled) == canonical_json(decision)
 
 
-def test_a_rug_pull_is_reviewed_and_accepted_with_mcp_pin(gateway: Gateway) -> None:
+@pytest.fixture
+def wrapped(
+    tmp_path: Path, keyring: Keyring, keyring_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Gateway]:
+    monkeypatch.setenv("RAN_LOG", str(tmp_path / "ran.log"))
+    yield from _gateway("wrap", tmp_path, keyring, keyring_path, [])
+
+
+def test_a_rug_pull_is_reviewed_and_accepted_with_mcp_pin(wrapped: Gateway) -> None:
+    """``mcp pin`` works on the files either proxy writes (the rug pull itself: above)."""
+    gateway = wrapped
+
     async def pull() -> None:
         async with gateway.connect() as client:
             await client.list_tools()
