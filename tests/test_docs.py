@@ -43,3 +43,25 @@ def test_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     for line, code in blocks:
         compiled = compile(code, f"{page.name}:{line}", "exec")
         exec(compiled, namespace)  # the docs' own examples, by design
+
+
+NPX = re.compile(r"""npx["',\s]+-y["',\s]+(@?[\w./-]+(?:@[\w.-]+)?)""")
+CI_FS_SERVER = re.compile(r"@modelcontextprotocol/server-filesystem@[\w.-]+")
+
+
+def test_mcp_configs_pin_the_server_versions_they_name() -> None:
+    """Every `npx -y PACKAGE` in the docs pins PACKAGE@VERSION, the version .ci/run tests and the
+    MCP tests' skip reason names: an unpinned npx runs whatever was published last."""
+    root = DOCS.parent
+    tested = set(CI_FS_SERVER.findall((root / ".ci" / "run").read_text(encoding="utf-8")))
+    assert len(tested) == 1
+    conftest = (root / "tests" / "mcp_proxy" / "conftest.py").read_text(encoding="utf-8")
+    assert tested == set(CI_FS_SERVER.findall(conftest))
+    found = 0
+    for page in [root / "README.md", *DOCS.glob("*.md")]:
+        for name in NPX.findall(page.read_text(encoding="utf-8")):
+            found += 1
+            assert "@" in name.lstrip("@"), f"{page.name}: npx -y {name} names no version"
+            if name.startswith("@modelcontextprotocol/server-filesystem"):
+                assert {name} == tested, f"{page.name}: {name}, but .ci/run tests {tested}"
+    assert found >= 4

@@ -50,7 +50,7 @@ PUBLIC: dict[str, list[str]] = {
     "refusalkit.errors": [
         "CalibrationError", "CalibrationSetError", "ChatError", "ComparisonError",
         "EthicsPackError", "JournalError", "KeyringError", "MissingExtraError", "PolicyError",
-        "ProofError",
+        "NotAReceiptError", "ProofError",
         "RefusalkitError", "RequestError", "ResponderError", "RunnerError", "SafetyPackError",
         "ServiceError", "StoreError", "UsageError", "VerificationError",
     ],

@@ -1,16 +1,25 @@
-"""README's tour and docs/quickstart.md run as printed, in order, in a fresh venv and a fresh HOME.
+"""The pages run as printed, in order, one after another, in one copy and one HOME.
+
+A reader keeps going: README.md, then docs/quickstart.md, then every other page of docs/ with a
+```console block, in one folder and one home directory, so each page must run after the pages
+before it (a keyring, a keys file, a journal they left) as well as on its own terms.
 
 Each ```console block is a script: ``$ `` starts a command (a line ending in ``\\`` continues it);
 the lines after a command, up to the next ``$ ``, are output the command must print (in that
 order, each somewhere in its stdout or stderr; ``...`` inside a line matches anything). In a block
-with no ``$ `` at all, as README's first two, every line is a command. A command
-exits 0 unless its trailing comment says ``exits N``. A command ending in ``&`` runs in the
-background until the page is done. A block fenced ```console no-run is shown, not run (the test
-command itself, say).
+with no ``$ `` at all, as README's first, every line is a command. A command exits 0 unless its
+trailing comment says ``exits N``. A command ending in ``&`` runs in the background until its
+page is done; then it is stopped with SIGTERM, as a reader stops it before the next page. A block
+fenced ```console no-run is shown, not run (the test command itself, a placeholder host, a
+session that needs a person).
 
 The pages run in a copy of the repository, so ``pip install .`` and ``examples/`` mean what they
 mean to a reader who has just cloned it; ``HOME`` is a new empty folder, so no keyring, cache or
-configuration of the developer's leaks in.
+configuration of the developer's leaks in. Everything the pages write there is ignored by git
+(``.gitignore``), so the repository's own test command still finds a clean folder afterwards.
+
+Cost: one virtual environment and one install for every page; about three minutes on a loaded
+two-core machine, most of it ``pip install``.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +37,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = ("README.md", "docs/quickstart.md")
+FIRST = ("README.md", "docs/quickstart.md")
 FENCE = re.compile(r"^```console([^\n]*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 EXITS = re.compile(r"#.*\bexits (\d+)\b")
 
@@ -94,19 +104,42 @@ def _block_steps(lines: list[str], first: int) -> list[Step]:
     return steps
 
 
-def _script(steps: list[Step], out: Path) -> str:
-    """One bash script: every step's output and status land in ``out``."""
+def pages() -> list[str]:
+    """The pages in the order a reader takes them: README, the quickstart, then the rest of
+    docs/ (alphabetical) that have a runnable console block."""
+    rest = sorted(
+        f"docs/{page.name}"
+        for page in (ROOT / "docs").glob("*.md")
+        if f"docs/{page.name}" not in FIRST and parse_steps(page.read_text(encoding="utf-8"))
+    )
+    return [*FIRST, *rest]
+
+
+_SIMPLE = re.compile(r"[^;&|()<>`]*")
+
+
+def _script(tour: list[tuple[str, list[Step]]], out: Path) -> str:
+    """One bash script: every step's output and status land in ``out`` (``N.out``, ``N.rc``,
+    numbered across pages); each page's background commands get SIGTERM when it ends."""
     body = ["set +e"]
-    for n, step in enumerate(steps):
-        command = _strip_comment(step.command).rstrip()
-        if step.background:
-            body.append(f"{{ {command.rstrip('&')} ; }} > {out}/{n}.out 2>&1 &")
-            body.append(f"echo 0 > {out}/{n}.rc")
-        else:
-            body.append(
-                f"{{ {command} ; }} > {out}/{n}.out 2>&1 < /dev/null; echo $? > {out}/{n}.rc"
-            )
+    n = 0
+    for _, steps in tour:
+        for step in steps:
+            body.extend(_step_lines(step, out / str(n)))
+            n += 1
+        # the page is done: stop what it started, and wait for it to finish stopping
+        body.append('for job in $(jobs -p); do kill -TERM "$job"; done; wait')
     return "\n".join(body) + "\n"
+
+
+def _step_lines(step: Step, out: Path) -> list[str]:
+    command = _strip_comment(step.command).rstrip()
+    if not step.background:
+        return [f"{{ {command} ; }} > {out}.out 2>&1 < /dev/null; echo $? > {out}.rc"]
+    command = command.removesuffix("&").rstrip()
+    # A simple command runs as the job itself, so SIGTERM reaches it and not a subshell.
+    job = command if _SIMPLE.fullmatch(command) else f"{{ {command} ; }}"
+    return [f"{job} > {out}.out 2>&1 < /dev/null &", f"echo 0 > {out}.rc"]
 
 
 def _matches(expected: str, actual: str) -> bool:
@@ -114,25 +147,27 @@ def _matches(expected: str, actual: str) -> bool:
     return re.search(pattern, actual) is not None
 
 
-def _check(page: str, steps: list[Step], out: Path) -> None:
-    for n, step in enumerate(steps):
-        where = f"{page}:{step.line}: $ {step.command}"
-        rc_file = out / f"{n}.rc"
-        assert rc_file.exists(), f"{where}\nnever ran (an earlier step ended the script)"
-        output = (out / f"{n}.out").read_text(errors="replace")
-        status = int(rc_file.read_text())
-        assert status == step.exit_code, (
-            f"{where}\nexited {status}, not {step.exit_code}:\n{output}"
-        )
-        lines = [line.rstrip() for line in output.splitlines()]
-        at = 0
-        for want in step.expected:
-            while at < len(lines) and not _matches(want, lines[at]):
-                at += 1
-            assert at < len(lines), (
-                f"{where}\ndid not print {want!r} (in order); it printed:\n{output}"
-            )
+def _check(tour: list[tuple[str, list[Step]]], out: Path) -> None:
+    n = 0
+    for page, steps in tour:
+        for step in steps:
+            _check_step(f"{page}:{step.line}: $ {step.command}", step, out / str(n))
+            n += 1
+
+
+def _check_step(where: str, step: Step, out: Path) -> None:
+    rc_file = out.with_suffix(".rc")
+    assert rc_file.exists(), f"{where}\nnever ran (an earlier step ended the script)"
+    output = out.with_suffix(".out").read_text(errors="replace")
+    status = int(rc_file.read_text())
+    assert status == step.exit_code, f"{where}\nexited {status}, not {step.exit_code}:\n{output}"
+    lines = [line.rstrip() for line in output.splitlines()]
+    at = 0
+    for want in step.expected:
+        while at < len(lines) and not _matches(want, lines[at]):
             at += 1
+        assert at < len(lines), f"{where}\ndid not print {want!r} (in order); it printed:\n{output}"
+        at += 1
 
 
 def _copy_repository(target: Path) -> None:
@@ -186,26 +221,92 @@ def test_pages_parse_into_steps() -> None:
     assert not _matches("decided 6", "decided 5 requests")
 
 
+def test_every_docs_page_with_console_blocks_is_on_the_tour() -> None:
+    """A new page with a runnable console block joins the tour by itself; the first two lead."""
+    tour = pages()
+    assert tour[:2] == list(FIRST)
+    for page in (ROOT / "docs").glob("*.md"):
+        runnable = parse_steps(page.read_text(encoding="utf-8"))
+        assert (f"docs/{page.name}" in tour) == bool(runnable), page.name
+
+
+def test_background_commands_are_the_jobs_themselves(tmp_path: Path) -> None:
+    """SIGTERM at a page's end must reach the server a page started, not a subshell around it."""
+    [simple] = _step_lines(Step(1, "refusalkit serve --port 1 &  # note", (), 0), tmp_path / "0")[
+        :1
+    ]
+    assert simple.startswith("refusalkit serve --port 1 > ")
+    [compound] = _step_lines(Step(1, "a && b &", (), 0), tmp_path / "0")[:1]
+    assert compound.startswith("{ a && b ; } > ")
+
+
+PORT = re.compile(r"(?:127\.0\.0\.1:|--port )(\d+)")
+
+
+def _ports_in_use(tour: list[tuple[str, list[Step]]]) -> list[int]:
+    """The loopback ports the pages use that something already listens on."""
+    ports = {int(p) for _, steps in tour for step in steps for p in PORT.findall(step.command)}
+    busy = []
+    for port in sorted(ports):
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                busy.append(port)
+    return busy
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("page", PAGES)
-def test_page_runs_as_printed(page: str, tmp_path: Path) -> None:
-    steps = parse_steps((ROOT / page).read_text(encoding="utf-8"))
-    assert steps, f"{page} has no runnable console block"
+@pytest.mark.timeout(1800)
+def test_pages_run_in_sequence(tmp_path: Path) -> None:
+    tour = [(page, parse_steps((ROOT / page).read_text(encoding="utf-8"))) for page in pages()]
+    for page, steps in tour:
+        assert steps, f"{page} has no runnable console block"
+    busy = _ports_in_use(tour)
+    assert not busy, f"the pages serve on 127.0.0.1 ports {busy}, which something else holds now"
     repo, home, out = tmp_path / "repo", tmp_path / "home", tmp_path / "out"
     for folder in (repo, home, out):
         folder.mkdir()
     _copy_repository(repo)
-    # Its own session, so that what the page left running in the background ends with it.
+    # Its own session, so that what a page left running in the background ends with it.
     shell = subprocess.Popen(
-        ["bash", "-c", _script(steps, out)],
+        ["bash", "-c", _script(tour, out)],
         cwd=repo,
         env=_environment(home),
         start_new_session=True,
     )
     try:
-        shell.wait(timeout=900)
+        shell.wait(timeout=1500)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(shell.pid, signal.SIGTERM)
         shell.wait()
-    _check(page, steps, out)
+    _check(tour, out)
+    left = _untracked_unignored(repo)
+    assert not left, f"the pages left files that git does not ignore: {left}"
+
+
+def _untracked_unignored(repo: Path) -> list[str]:
+    """Files the pages wrote that git neither tracks nor ignores (the copy has no .git: its
+    files are compared with the source tree's listing and its ignore rules)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    known = set(listed)
+    new = []
+    for folder, _, files in os.walk(repo):  # links are not followed
+        for file in files:
+            name = (Path(folder) / file).relative_to(repo).as_posix()
+            if name not in known:
+                new.append(name)
+    ignored = subprocess.run(
+        ["git", "check-ignore", "--no-index", "--stdin"],
+        cwd=ROOT,
+        input="\n".join(new) + "\n",
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.splitlines()
+    return sorted(set(new) - set(ignored))

@@ -18,6 +18,7 @@ prints both, never a traceback::
     ├── JournalError
     │   ├── StoreError             a store that cannot be opened, or is corrupt or foreign
     │   ├── ProofError             a proof asked for sizes or indices the log does not have
+    │   ├── NotAReceiptError       a file given as a receipt that is none (an error answer, say)
     │   └── VerificationError      a proof, checkpoint or log that does not verify (first bad index)
     │       ├── UntrustedKeyError      signed by a key the caller did not pass (refusalkit.journal)
     │       ├── NotAnExtensionError    a tree that does not extend a trusted checkpoint (journal)
@@ -53,6 +54,7 @@ __all__ = [
     "JournalError",
     "KeyringError",
     "MissingExtraError",
+    "NotAReceiptError",
     "PolicyError",
     "ProofError",
     "RefusalkitError",
@@ -160,6 +162,16 @@ class VerificationError(JournalError):
     def __init__(self, message: str, *, index: int | None = None, hint: str | None = None) -> None:
         self.index = index
         super().__init__(message, hint=hint)
+
+
+class NotAReceiptError(JournalError):
+    """A file given as a receipt that is something else (an error answer, another record, not
+    JSON): the wrong input, not evidence of tampering."""
+
+    default_hint = (
+        "Fetch the receipt again with a key of scope `read`: "
+        "`curl -H 'Authorization: Bearer KEY' URL/v1/journal/receipt?index=N`."
+    )
 
 
 class ChatError(RefusalkitError):

@@ -72,7 +72,10 @@ class Keyring:
         """The redactor for ``key_id`` (default: the active redaction key)."""
         kid = key_id or self.redaction_active
         if kid not in self.redaction_keys:
-            raise KeyringError(f"the keyring has no redaction key {kid!r}")
+            raise KeyringError(
+                f"the keyring has no redaction key {kid!r}",
+                hint="`refusalkit keys show` lists its key ids.",
+            )
         return Redactor(kid, self.redaction_keys[kid])
 
     def signing_key(self, key_id: str | None = None) -> Ed25519PrivateKey:
@@ -197,6 +200,11 @@ def resolve_keyring(
     if named:
         return _load_named_by_env(Path(named)), Path(named)
     target = default_keyring_path()
-    if create and not target.exists():
+    if not target.exists():
+        if not create:
+            raise KeyringError(
+                f"no keyring at {target}, the default one",
+                hint="Make it with `refusalkit keys init`, or pass --keyring PATH.",
+            )
         Keyring.generate().save(target)
     return Keyring.load(target), target

@@ -40,6 +40,7 @@ def _run_without(module: str, *args: str, home: Path) -> subprocess.CompletedPro
         capture_output=True,
         text=True,
         env=env,
+        cwd=home,  # relative paths (keys.json, j.db) land in the test's folder, not the repo's
         timeout=60,
         check=False,
     )

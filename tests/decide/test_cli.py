@@ -161,7 +161,15 @@ def test_keys_init_rotate_show(tmp_path: Path) -> None:
     path = tmp_path / "ring.json"
     assert invoke("keys", "init", str(path))[0] == 0
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert invoke("keys", "init", str(path))[0] == 2  # refuses to overwrite
+    ring = Keyring.load(path)
+    code, _, err = invoke("keys", "init", str(path))  # an existing keyring is kept, and said so
+    assert code == 0
+    assert f"keyring {path} exists; kept it" in err
+    assert Keyring.load(path).redaction_keys == ring.redaction_keys
+    path.write_text("{}")
+    assert invoke("keys", "init", str(path))[0] == 2  # one that does not load is no keyring
+    assert invoke("keys", "init", str(path), "--force")[0] == 0
+    assert Keyring.load(path).redaction_keys != ring.redaction_keys
     ring = Keyring.load(path)
     assert invoke("keys", "rotate", str(path))[0] == 0
     assert invoke("keys", "rotate", str(path), "--signing")[0] == 0

@@ -181,10 +181,25 @@ def test_receipt_verifies_offline_with_the_printed_key(
     assert "checkpoint is signed by a key you did not pass: signed by" in wrong.stderr
     # the Python API takes the very same string
     verify_receipt(None, Receipt.from_dict(json.loads(receipt.read_text())), public_key=vkey)
-    receipt.write_text("{}")
+    receipt.write_text(json.dumps({"schema": "refusalkit.journal-receipt/v1"}))
     broken = run("verify", "--receipt", str(receipt), "--public-key", vkey)
     assert broken.exit_code == 1
     assert "not a journal receipt: bad or missing 'index'" in broken.stderr
+    # what is no receipt at all (the service's 401 body, say) is the wrong file, not tampering
+    unauthenticated = {"error": {"code": "unauthenticated", "message": "no API key was sent"}}
+    for body, said in (
+        (json.dumps(unauthenticated), "an error answer (unauthenticated: no API key was sent)"),
+        ("{}", "an object with none of a receipt's fields"),
+        ('{"schema": "refusalkit.decision/v1"}', "a refusalkit.decision/v1 record"),
+        ("[1, 2]", "a JSON list, not an object"),
+        ("Internal Server Error", "it is not JSON"),
+    ):
+        receipt.write_text(body)
+        other = run("verify", "--receipt", str(receipt), "--public-key", vkey)
+        assert other.exit_code == 2, other.output
+        assert f"{receipt} is not a journal receipt: " in other.stderr
+        assert said in other.stderr
+        assert "tampered" not in other.stderr
     missing = run("verify", "--receipt", str(tmp_path / "nope.json"), "--public-key", vkey)
     assert missing.exit_code == 2
     assert "cannot read" in missing.stderr

@@ -3,11 +3,13 @@ new checkpoint cosigned by the witnesses it was started with. Real servers on 12
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import pytest
 from svc_helpers import Deployment, ServerProcess, denied_request, wait_for
 
 from refusalkit.journal import NoteVerifier, open_journal, parse_note
@@ -124,3 +126,19 @@ def test_the_service_refuses_to_sign_a_rolled_back_store(
     server.stop()
     sizes = [parse_note(n)[0].split("\n")[1] for n in _stored_checkpoints(deployment)]
     assert sizes == ["0", "2"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_stops_the_service_after_a_final_checkpoint(
+    deployment: Deployment, start_server: Start, sig: signal.Signals
+) -> None:
+    server = start_server(deployment.server("--checkpoint-every", "3600"))
+    _decide(server, deployment, 4)  # signed at start-up at size 0; the schedule never comes back
+    server.signal(sig)
+    assert server.proc is not None
+    server.proc.wait(timeout=30)
+    with open_journal(deployment.journal, deployment.keyring) as journal:
+        size, latest = journal.size(), journal.latest_checkpoint()
+    assert size == 4
+    assert latest is not None
+    assert parse_note(latest)[0].splitlines()[1] == "4", server.log()

@@ -119,13 +119,16 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_cli_keys_add_prints_the_key_last_then_list_and_revoke(tmp_path: Path) -> None:
+def test_cli_keys_add_prints_the_key_alone_then_list_and_revoke(tmp_path: Path) -> None:
     keys = tmp_path / "keys.json"
     added = _cli(
         "service", "keys", "add", "ci", "--scopes", "decide,read", "--keys-file", str(keys)
     )
     assert added.returncode == 0, added.stderr
-    secret = added.stdout.strip().splitlines()[-1]
+    secret = added.stdout.strip()  # alone on stdout: `KEY=$(...)` needs no pipe to cut it
+    assert secret.startswith("rk_")
+    assert "\n" not in secret
+    assert "added key 'ci' with scopes decide, read" in added.stderr
     found = KeyStore(keys).lookup(secret)
     assert found is not None
     assert found.scopes == {Scope.DECIDE, Scope.READ}
@@ -140,6 +143,26 @@ def test_cli_keys_add_prints_the_key_last_then_list_and_revoke(tmp_path: Path) -
     found = KeyStore(keys).lookup(secret)
     assert found is not None
     assert found.revoked is not None
+
+
+def test_cli_keys_add_of_a_taken_name_is_refused_unless_replaced(tmp_path: Path) -> None:
+    keys = tmp_path / "keys.json"
+    first = _cli("service", "keys", "add", "ops", "--keys-file", str(keys)).stdout.strip()
+    again = _cli("service", "keys", "add", "ops", "--keys-file", str(keys))
+    assert again.returncode == 2
+    assert again.stdout == ""  # nothing a `$(...)` could mistake for a key
+    assert "has an active key named 'ops'" in again.stderr
+    assert "--replace" in again.stderr
+    replaced = _cli("service", "keys", "add", "ops", "--replace", "--keys-file", str(keys))
+    assert replaced.returncode == 0, replaced.stderr
+    store = KeyStore(keys)
+    old, new = store.lookup(first), store.lookup(replaced.stdout.strip())
+    assert old is not None
+    assert old.revoked is not None
+    assert new is not None
+    assert new.revoked is None
+    fresh = _cli("service", "keys", "add", "ci", "--replace", "--keys-file", str(keys))
+    assert fresh.returncode == 0  # nothing to replace: it is simply made
 
 
 def test_cli_keys_add_refuses_an_unknown_scope(tmp_path: Path) -> None:

@@ -27,5 +27,13 @@ __all__ = ["app", "main"]
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: help reflowed to the terminal, a closed output pipe survived
+    (each command still exits with its documented status)."""
+    from typer.main import get_command  # noqa: PLC0415
+
+    from refusalkit.cli._terminal import reflow_help, tolerate_closed_output  # noqa: PLC0415
+
+    tolerate_closed_output()
+    command = get_command(app)
+    reflow_help(command)
+    command(prog_name="refusalkit")

@@ -37,6 +37,7 @@ from refusalkit.provenance import (
     CalibrationSet,
     DriftReport,
     OpenAIRunner,
+    RateComparison,
     RefusalCount,
     Verdict,
     audit_sample,
@@ -363,7 +364,7 @@ def _report_table(report: DriftReport) -> Table:
         table.add_column(column, justify="left" if column in ("scope", "verdict") else "right")
     rows = [("overall", report.overall), *report.categories.items()]
     for name, r in rows:
-        change = f"{r.change:+.1%}" + (" abs" if r.change_kind == "absolute" else "")
+        change = _change(r)
         table.add_row(
             escape(name),
             str(r.n),
@@ -374,6 +375,13 @@ def _report_table(report: DriftReport) -> Table:
             str(r.verdict),
         )
     return table
+
+
+def _change(r: RateComparison) -> str:
+    """``+14.4 points (+28.9% relative)``: the rates' difference and the change the verdict
+    rule measures (docs/provenance.md), each labelled, never one number beside two rates."""
+    points = (r.current_rate - r.baseline_rate) * 100
+    return f"{points:+.1f} points ({r.change:+.1%} relative)"
 
 
 def _print_rates(report: DriftReport) -> None:

@@ -39,8 +39,22 @@ __all__ = [
     "without_self_reference",
 ]
 
-out_console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+# Output that is not a terminal (a pipe, a file, a CI log) has no width to fit: tables get room
+# enough not to fold, unless $COLUMNS says otherwise. A terminal gets its own width.
+PIPED_WIDTH = 160
+
+
+def _width(stream: Any) -> int | None:
+    if os.environ.get("COLUMNS"):
+        return None  # rich reads it
+    try:
+        return None if stream.isatty() else PIPED_WIDTH
+    except (AttributeError, ValueError):
+        return PIPED_WIDTH
+
+
+out_console = Console(highlight=False, soft_wrap=True, width=_width(sys.stdout))
+err_console = Console(stderr=True, highlight=False, soft_wrap=True, width=_width(sys.stderr))
 
 KeyringOption = Annotated[
     Path | None,

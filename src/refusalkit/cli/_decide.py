@@ -1,11 +1,13 @@
 """CLI verbs ``decide`` and ``codes``: decide JSONL requests, list the reason codes.
 
-Exit codes: 0 on success whatever the decisions; 2 on bad usage, a bad pack or a bad keyring
-(a one-line ``error:`` and a ``hint:``).
+Exit codes: 0 on success whatever the decisions, unless ``--fail-on`` names decisions to gate on
+(then 3 when one was made, as ``opa eval --fail`` gates on a result); 2 on bad usage, a bad pack
+or a bad keyring (a one-line ``error:`` and a ``hint:``).
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 import sys
@@ -34,12 +36,13 @@ from refusalkit.cli._engines import (
     decider,
     engine_spec,
 )
+from refusalkit.cli._terminal import output_closed
 from refusalkit.decide import (
     explain,
 )
 from refusalkit.errors import UsageError
 from refusalkit.journal import Journal
-from refusalkit.model import REASON_CODES_VERSION, Decision, ReasonCode
+from refusalkit.model import REASON_CODES_VERSION, Action, Decision, ReasonCode
 
 __all__ = ["PolicyOption", "decide_command"]
 
@@ -62,6 +65,38 @@ JOURNAL_LATENCY_S = 0.2
 DeadlineOption = Annotated[
     float,
     typer.Option("--deadline-ms", help="Per-decision deadline; an overrun fails closed.", min=0.1),
+]
+
+
+FAIL_EXIT = 3
+
+
+class FailOn(enum.StrEnum):
+    """Which decisions make ``decide`` exit 3 (``--fail-on``)."""
+
+    DENY = "deny"  # refused by the pack: deny or block, not for a malformed or failed request
+    REFUSE = "refuse"  # any deny or block, input-rejected and unavailable too
+    ANY = "any"  # anything but allow (audit too)
+
+    def trips(self, decision: Decision) -> bool:
+        """Whether ``decision`` is one this setting gates on."""
+        if self is FailOn.ANY:
+            return decision.action is not Action.ALLOW
+        if not decision.action.refuses:
+            return False
+        own = decision.reason_code not in (ReasonCode.INPUT_REJECTED, ReasonCode.UNAVAILABLE)
+        return self is FailOn.REFUSE or own
+
+
+FailOnOption = Annotated[
+    FailOn | None,
+    typer.Option(
+        "--fail-on",
+        help="Exit 3 once every request is decided if any decision was one of these: deny "
+        "(refused by the pack), refuse (any deny or block, malformed and failed requests too), "
+        "any (anything but allow). Like `opa eval --fail`.",
+        show_default=False,
+    ),
 ]
 
 
@@ -108,16 +143,19 @@ def decide_command(
     query: QueryOption = None,
     cedar_schema: CedarSchemaOption = None,
     cedar_entities: CedarEntitiesOption = None,
+    fail_on: FailOnOption = None,
 ) -> None:
     """Decide JSONL requests: one Decision JSON per line out, streaming, in constant memory.
 
     With --policy, refusalkit's own engine decides; with --engine, Cedar, Rego, OPA or AGT does,
     and each answer becomes the same decision record. Exits 0 whatever the decisions (a
-    malformed line is decided [bold]input-rejected[/]).
+    malformed line is decided [bold]input-rejected[/]), or 3 with --fail-on when a decision it
+    names was made; 2 on bad usage, a bad pack or a bad keyring.
     """
     spec = engine_spec(engine, mapping, query, cedar_schema, cedar_entities)
     decide, ring = decider(policy, spec, keyring, deadline_ms)
-    emit = _emitter(explain_trails, sys.stdout)
+    tripped: list[int] = []  # [how many, first line]: constant memory, like the stream
+    emit = _gated(_emitter(explain_trails, sys.stdout), fail_on, tripped)
     try:
         with _open_input(source) as lines:
             if journal is None:
@@ -130,6 +168,27 @@ def decide_command(
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, like cat does
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+    if fail_on is not None and tripped:
+        err_console.print(
+            f"--fail-on {fail_on.value}: {tripped[0]} decision(s) matched, the first on line "
+            f"{tripped[1]}",
+            markup=False,
+        )
+        raise typer.Exit(FAIL_EXIT)
+
+
+def _gated(emit: Emit, fail_on: FailOn | None, tripped: list[int]) -> Emit:
+    """``emit`` that also counts, in ``tripped``, the decisions ``fail_on`` names (and the
+    first one's line)."""
+    if fail_on is None:
+        return emit
+
+    def gated(number: int, decision: Decision) -> None:
+        if fail_on.trips(decision):
+            tripped[:] = [tripped[0] + 1, tripped[1]] if tripped else [1, number]
+        emit(number, decision)
+
+    return gated
 
 
 Emit = Callable[[int, Decision], None]
@@ -143,6 +202,8 @@ def _emitter(explain_trails: bool, out: IO[str]) -> Emit:
             out.write(explain(decision, label=f"line {number}") + "\n\n")
         else:
             _write_decision(decision, out)
+        if output_closed():  # nobody reads any more: stop deciding
+            raise BrokenPipeError
 
     return emit
 
@@ -184,7 +245,12 @@ def _flush(batch: list[tuple[int, Decision]], log: Journal, emit: Emit) -> int:
 def codes_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
 ) -> None:
-    """The reason codes (registry version 2): meaning, retryability, what the caller should do."""
+    """The reason codes (registry version 2): meaning, retryability, what the caller should do.
+
+    Each decision record states the lowest registry version that defines its code (its
+    `reason_codes_version`, the `since` column), so most records say 1: a reader that knows
+    only version 1 still reads them.
+    """
     rows = [
         {"code": c.value, "meaning": c.meaning, "retryable": c.retryable, "retry": c.retry,
          "hint": c.hint, "since": c.since}
@@ -193,9 +259,15 @@ def codes_command(
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
-    table = Table(title=f"reason codes, version {REASON_CODES_VERSION}", title_justify="left")
-    for column in ("code", "meaning", "retryable", "what the caller should do"):
+    table = Table(
+        title=f"reason codes, registry version {REASON_CODES_VERSION}",
+        title_justify="left",
+        caption="A decision's reason_codes_version is the lowest registry version that defines "
+        "its code (since), not the registry's version: a version 1 code is read as version 1.",
+        caption_justify="left",
+    )
+    for column in ("code", "since", "meaning", "retryable", "what the caller should do"):
         table.add_column(column)
     for code in ReasonCode:
-        table.add_row(code.value, code.meaning, code.retry, code.hint)
+        table.add_row(code.value, str(code.since), code.meaning, code.retry, code.hint)
     out_console.print(table)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from pathlib import Path
 
@@ -29,13 +30,27 @@ from refusalkit.model import Decision, ReasonCode
 
 __all__ = ["demo_decisions", "demo_journal_path"]
 
+BROKEN_ON_PURPOSE = (
+    "deliberately malformed: its path holds a lone UTF-16 surrogate, which canonical JSON "
+    "(RFC 8785) cannot encode, so deciding it raises an internal error and the decision fails "
+    "closed"
+)
+
 
 def demo_decisions(keyring: Keyring) -> tuple[Pack, list[tuple[int, Decision]]]:
     """Decide the bundled requests against the bundled pack: ``(pack, [(line, decision)])``."""
     pack = load_pack(example_path("agent-tools.yaml"))
     dp = DecisionPoint(pack, keyring)
-    with example_path("requests.jsonl").open("rb") as lines:
-        return pack, list(decide_lines(dp, lines))
+    # One bundled request is broken on purpose (see BROKEN_ON_PURPOSE); the demo announces it
+    # itself, so the decision point's warning would only read like a crash here.
+    quiet = logging.getLogger("refusalkit.decide")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        with example_path("requests.jsonl").open("rb") as lines:
+            return pack, list(decide_lines(dp, lines))
+    finally:
+        quiet.setLevel(level)
 
 
 def _count_table(title: str, counts: Counter[str]) -> Table:
@@ -68,6 +83,8 @@ def _print_demo(pack: Pack, decided: list[tuple[int, Decision]]) -> None:
         out_console.print(
             Text(f"\none {code.value} refusal (requests.jsonl line {number})", style="bold")
         )
+        if code is ReasonCode.UNAVAILABLE:
+            out_console.print(f"line {number} is {BROKEN_ON_PURPOSE}.", markup=False)
         out_console.print(Text(explain(decision)))
 
 

@@ -28,7 +28,7 @@ from refusalkit.cli._common import (
     open_signing_journal,
     out_console,
 )
-from refusalkit.errors import KeyringError, UsageError, VerificationError
+from refusalkit.errors import KeyringError, NotAReceiptError, UsageError, VerificationError
 from refusalkit.journal import (
     EquivocationError,
     Journal,
@@ -316,7 +316,7 @@ def _offline(
 ) -> str:
     """``--receipt`` / ``--proof``: check what the service returned, with nothing else."""
     if receipt is not None:
-        found = Receipt.from_dict(_json_file(receipt))
+        found = _receipt_file(receipt)
         key = keys[0] if keys else _trusted([], keyring)[0].public_key
         record = Path(entry).read_bytes() if entry is not None else None
         verify_receipt(_entry_bytes(record), found, public_key=key)
@@ -328,6 +328,20 @@ def _offline(
     notes = [read_checkpoint_file(c) for c in checkpoint]
     origin = parse_checkpoint_body(parse_note(notes[0])[0]).origin
     return verify_proof(_json_file(proof), notes, _named(_trusted(keys, keyring), origin))
+
+
+def _receipt_file(path: Path) -> Receipt:
+    """The receipt in ``path``; a file that holds something else says what it holds."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise NotAReceiptError(f"{path} is not a journal receipt: it is not JSON") from exc
+    try:
+        return Receipt.from_dict(data)
+    except NotAReceiptError as exc:
+        raise NotAReceiptError(f"{path} is {exc.message}", hint=exc.hint) from None
 
 
 def _json_file(path: Path) -> dict[str, Any]:

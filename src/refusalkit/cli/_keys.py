@@ -12,9 +12,8 @@ import typer
 from rich.table import Table
 
 from refusalkit.cli._app import app
-from refusalkit.cli._common import err_console, out_console
-from refusalkit.errors import KeyringError
-from refusalkit.keyring import KEYRING_ENV, Keyring, default_keyring_path
+from refusalkit.cli._common import KeyringOption, err_console, out_console
+from refusalkit.keyring import KEYRING_ENV, Keyring, default_keyring_path, resolve_keyring
 
 __all__ = ["keys_app"]
 
@@ -77,14 +76,28 @@ def _show(ring: Keyring, path: Path) -> None:
 @keys_app.command("init")
 def keys_init(
     path: KeyringPath = None,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Replace an existing keyring (its tokens and signatures stop verifying).",
+        ),
+    ] = False,
 ) -> None:
-    """Create a keyring (mode 0600): a redaction key and an Ed25519 signing key."""
+    """Create a keyring (mode 0600): a redaction key and an Ed25519 signing key.
+
+    A keyring that exists already is kept (exit 0): the command says where it is. --force
+    replaces it; `refusalkit keys rotate` adds a key and keeps the old ones readable.
+    """
     path = _keyring_file(path)
     if path.exists() and not force:
-        raise KeyringError(
-            f"{path} already exists", hint="Use `refusalkit keys rotate PATH` to add a key."
+        Keyring.load(path)  # a keyring that does not load is an error, not "kept"
+        err_console.print(
+            f"keyring {path} exists; kept it (`refusalkit keys rotate` adds a key, "
+            "--force replaces it)",
+            markup=False,
         )
+        return
     ring = Keyring.generate()
     ring.save(path)
     err_console.print(f"created keyring {path} (mode 0600)", markup=False)
@@ -122,3 +135,36 @@ def keys_show(
         typer.echo(json.dumps(_public_info(ring), indent=2))
         return
     _show(ring, path)
+
+
+@keys_app.command("token")
+def keys_token(
+    value: Annotated[
+        str,
+        typer.Argument(
+            help="The value, as a trail would hold it: a string as it is, any other JSON value "
+            "as its canonical JSON (RFC 8785), e.g. 42 or true.",
+            show_default=False,
+        ),
+    ],
+    field_class: Annotated[
+        str,
+        typer.Option(
+            "--class",
+            help="The field class the trail names beside the token (the pack's `class:`).",
+        ),
+    ] = "unclassified",
+    key_id: Annotated[
+        str | None,
+        typer.Option("--key-id", help="A redaction key id (default: the active one)."),
+    ] = None,
+    keyring: KeyringOption = None,
+) -> None:
+    """Print the keyed redaction token a why-trail holds for VALUE, to find its decisions.
+
+    The token is HMAC-SHA256 over the class and the value (docs/design/decision.md, Redaction),
+    so only a holder of the keyring can compute it: search a journal export or `journal query`
+    output for it to find every decision about one file, host or user.
+    """
+    ring, _ = resolve_keyring(keyring)
+    typer.echo(ring.redactor(key_id).token(field_class, value))

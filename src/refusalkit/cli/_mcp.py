@@ -7,9 +7,11 @@ of the command line works without it. See docs/mcp.md.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from types import FrameType
 from typing import Annotated, Any
 
 import anyio
@@ -96,14 +98,34 @@ def _sdk() -> Any:
 
 def _run(main: Callable[[], Awaitable[None]]) -> None:
     """Run ``main``; a refusalkit error inside a task group surfaces as itself (so the CLI
-    prints its message and hint, not a traceback)."""
+    prints its message and hint, not a traceback).
+
+    SIGTERM stops it as SIGINT does: the event loop cancels ``main``, so every ``finally`` runs
+    and the gate signs its final checkpoint (docs/mcp.md); then the command exits 0.
+    """
+    previous = signal.signal(signal.SIGTERM, _as_interrupt)
     try:
         anyio.run(main)
+    except KeyboardInterrupt:
+        err_console.print("refusalkit mcp: stopped by a signal", markup=False)
+        raise typer.Exit(0) from None
     except BaseExceptionGroup as group:
         found = _first_error(group)
         if found is None:
             raise
         raise found from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _as_interrupt(_signum: int, frame: FrameType | None) -> None:
+    """SIGTERM, handled by whatever handles SIGINT now: asyncio's runner, which cancels the
+    main task (a second signal interrupts at once), else Python's KeyboardInterrupt."""
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+    else:
+        raise KeyboardInterrupt
 
 
 def _first_error(group: BaseExceptionGroup[BaseException]) -> RefusalkitError | None:

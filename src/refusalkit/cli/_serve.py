@@ -48,7 +48,10 @@ def serve_command(
         str, typer.Option("--journal", help="Journal: a SQLite file or a postgresql:// URL.")
     ],
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8181,
+    port: Annotated[
+        int,
+        typer.Option(help="Port to listen on (no common policy engine's; docs/service.md)."),
+    ] = 8750,
     workers: Annotated[int, typer.Option(min=1, help="Worker processes (share the journal).")] = 1,
     keys_file: Annotated[
         Path | None,
@@ -170,16 +173,39 @@ def keys_add(
     name: Annotated[str, typer.Argument(help="A name for the key (who or what uses it).")],
     keys_file: KeysFile,
     scopes: Annotated[str, typer.Option(help="Comma-separated: decide, read, admin.")] = "decide",
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace", help="Revoke an active key of this name first, then make the new one."
+        ),
+    ] = False,
 ) -> None:
-    """Create a key; prints it once, as the last line (only its hash is stored)."""
+    """Create a key and print it, once, alone on standard output (only its hash is stored).
+
+    What was done goes to standard error, so `KEY=$(refusalkit service keys add ...)` takes the
+    key and nothing else. A name that has an active key is refused, unless --replace is given.
+    """
     from refusalkit._internal.keys import KeyStore, parse_scopes  # noqa: PLC0415
 
-    record, secret = KeyStore(keys_file).add(name, parse_scopes(scopes))
-    out_console.print(
+    store = KeyStore(keys_file)
+    wanted = parse_scopes(scopes)
+    active = next((k for k in store.list_keys() if k.name == name and k.revoked is None), None)
+    if active is not None and replace:
+        store.revoke(name)
+        err_console.print(f"revoked the old key {name!r} in {keys_file}", markup=False)
+    elif active is not None:
+        raise UsageError(
+            f"{keys_file} has an active key named {name!r} (made {active.created})",
+            hint="Its key was shown once, when it was made. Pass --replace to revoke it and "
+            "make a new one, or pick another name.",
+        )
+    record, secret = store.add(name, wanted)
+    err_console.print(
         f"added key {record.name!r} with scopes "
-        f"{', '.join(sorted(s.value for s in record.scopes))} to {keys_file}"
+        f"{', '.join(sorted(s.value for s in record.scopes))} to {keys_file}",
+        markup=False,
     )
-    out_console.print("the key is shown once; store it now:")
+    err_console.print("the key is shown once, on standard output; store it now", markup=False)
     typer.echo(secret)
 
 

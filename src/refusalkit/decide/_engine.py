@@ -41,7 +41,7 @@ from refusalkit._internal.texts import (
 from refusalkit._version import __version__
 from refusalkit.decide._attest import Attestor
 from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, Plan, ToolRule
-from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN
+from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN, json_type
 from refusalkit.decide._fields import MISSING, element_path, run_steps
 from refusalkit.decide._limits import Limiter
 from refusalkit.decide._logic import Severity, Tri
@@ -380,7 +380,11 @@ class DecisionPoint:
         if isinstance(exc, RequestError):
             problem = f"{_where(line_number)}malformed request: {exc.message}"
             return self._failed(request, problem, rejected=True)
-        log.warning("decision failed closed: %s", type(exc).__name__)
+        log.warning(
+            "%sdecision failed closed (%s): decided deny + unavailable",
+            _where(line_number),
+            type(exc).__name__,
+        )
         problem = f"{_where(line_number)}internal error ({type(exc).__name__})"
         return self._failed(request, problem)
 
@@ -616,6 +620,7 @@ class DecisionPoint:
             hits.sort()  # positions are distinct, so only they are compared
         best: ToolRule | None = None
         audit: ToolRule | None = None
+        unknown: Witness | None = None  # why ``best`` matched, when it matched as unknown
         matched_hits: list[tuple[int, bool, Witness | None]] = []
         for position, state, witness in hits:
             rule = rules[position]
@@ -629,7 +634,10 @@ class DecisionPoint:
                     audit = rule
             elif best is None or severity > best.rule.severity:
                 best = rule
+                unknown = witness if state is UNKNOWN else None
         outcome = self._outcome(best, audit)
+        if unknown is not None and best is not None and outcome.rule == best.rule.id:
+            outcome = outcome._replace(message=_unknown_message(best.rule.id, unknown))
         decisive = outcome.rule
         for position, matched, witness in matched_hits:
             spec = rules[position].rule
@@ -814,6 +822,22 @@ def _elements_detail(outcomes: tuple[int, ...], *, every: bool) -> str:
     more = len(outcomes) - _SHOWN_ELEMENTS
     tail = f", and {more} more" if more > 0 else ""
     return f"{mode}: {', '.join(shown)}{tail}"
+
+
+def _unknown_message(rule: str, witness: Witness) -> str:
+    """The message of a refusal whose rule could not be evaluated and counted as matched (fail
+    closed): it names the field, not the rule's own message, which speaks of what it tests."""
+    path = witness.spec.path
+    if witness.value is _MISSING:
+        return (
+            f"The request has no `{path}`, which rule {rule} tests; a rule that cannot be "
+            f"evaluated counts as matched (fail closed). Send `{path}`."
+        )
+    return (
+        f"`{path}` is a JSON {json_type(witness.value)} that rule {rule} cannot test "
+        f"({witness.spec.cond.test_false}); a rule that cannot be evaluated counts as matched "
+        "(fail closed)."
+    )
 
 
 def _where(line_number: int | None) -> str:

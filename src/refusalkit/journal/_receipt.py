@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from refusalkit.errors import UsageError, VerificationError
+from refusalkit.errors import NotAReceiptError, UsageError, VerificationError
 from refusalkit.journal._checkpoint import open_checkpoint
 from refusalkit.journal._note import NoteVerifier
 from refusalkit.journal._tree import leaf_hash, verify_inclusion
@@ -62,7 +62,15 @@ class Receipt:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Receipt:
-        """Parse the wire form; raises ``VerificationError`` naming what is missing."""
+        """Parse the wire form.
+
+        Raises ``NotAReceiptError`` saying what ``data`` is when it is no receipt at all (an error
+        answer of the service, another record), and ``VerificationError`` naming the field when
+        a record that says it is a receipt has a bad or missing one.
+        """
+        other = _not_a_receipt(data)
+        if other is not None:
+            raise NotAReceiptError(f"not a journal receipt: {other}")
         try:
             return cls(
                 index=int(data["index"]),
@@ -76,6 +84,23 @@ class Receipt:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise VerificationError(f"not a journal receipt: bad or missing {exc}") from exc
+
+
+def _not_a_receipt(data: Any) -> str | None:
+    """What ``data`` is instead of a receipt, or None when it may be one (its schema says so, or
+    it has a receipt's fields and no schema)."""
+    if not isinstance(data, Mapping):
+        return f"a JSON {type(data).__name__}, not an object"
+    error = data.get("error")
+    if isinstance(error, Mapping) and "index" not in data:
+        code, message = error.get("code", "?"), error.get("message", "")
+        return f"an error answer ({code}: {message})" if message else f"an error answer ({code})"
+    schema = data.get("schema")
+    if schema is not None and schema != RECEIPT_SCHEMA:
+        return f"a {schema} record, not {RECEIPT_SCHEMA}"
+    if schema is None and not {"index", "leaf_hash", "checkpoint"} & set(data):
+        return "an object with none of a receipt's fields (index, leaf_hash, checkpoint)"
+    return None
 
 
 def _trusted(receipt: Receipt, public_key: bytes | str | None) -> NoteVerifier:

@@ -68,11 +68,25 @@ class CheckpointScheduler:
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def stop(self) -> None:
-        """Stop the schedule (a signing in progress finishes on its thread)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        """Stop the schedule (a signing in progress finishes on its thread), then sign a last
+        checkpoint over what grew since the latest one: a service stopped by SIGTERM or SIGINT
+        (uvicorn's graceful shutdown runs this) leaves no decision outside a checkpoint."""
+        if self._task is None:
+            return
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._task = None
+        try:
+            note = await self._access.write(sign_if_grown)
+        except RefusalkitError as exc:
+            log.error("final checkpoint not signed: %s (%s)", exc.message, exc.hint)  # noqa: TRY400
+        except Exception:  # shutting down: log it, and let the journal close
+            log.exception("final checkpoint not signed")
+        else:
+            if note is not None:
+                size = [*note.splitlines(), "", "?"][1]
+                log.info("final checkpoint signed at tree size %s", size)
 
     async def sign_now(self, *, force: bool) -> str:
         """Sign (``force``: even when the tree did not grow), then gather cosignatures."""

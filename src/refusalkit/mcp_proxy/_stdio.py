@@ -74,10 +74,14 @@ async def open_gate(
                 yield gate
             finally:
                 tg.cancel_scope.cancel()
-        with anyio.CancelScope(shield=True):
-            await gate.checkpoint()
     finally:
-        await access.close()
+        # Also when cancelled: SIGTERM and SIGINT cancel the command's task (cli/_mcp.py), and
+        # the session's last decisions must still be covered by a checkpoint.
+        with anyio.CancelScope(shield=True):
+            try:
+                await gate.checkpoint()
+            finally:
+                await access.close()
 
 
 async def _checkpoints(gate: Gate, every_s: float) -> None:

@@ -138,7 +138,7 @@ def relative_change(k0: float, k1: float, n: int, tolerance: float) -> float:
 
 
 def _decide(change: float, p: float, tolerance: float, alpha: float) -> tuple[Verdict, str]:
-    size = f"change {change:+.1%}"
+    size = f"relative change {change:+.1%}"
     if abs(change) <= tolerance:
         return Verdict.STABLE, f"{size} within tolerance {tolerance:.0%}"
     if p >= alpha:

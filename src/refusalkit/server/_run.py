@@ -51,7 +51,7 @@ def serve(
     config: ServiceConfig,
     *,
     host: str = "127.0.0.1",
-    port: int = 8181,
+    port: int = 8750,
     workers: int = 1,
     access_log: bool = False,
 ) -> None:
