@@ -5,15 +5,24 @@ prints both, never a traceback::
 
     RefusalkitError
     ├── UsageError                 bad arguments to a command or a call
-    │   └── MissingExtraError      an optional dependency is not installed (names the extra)
+    │   ├── MissingExtraError      an optional dependency is not installed (names the extra)
+    │   └── RequestFormatError     a witness add-checkpoint body that breaks the format
+    │                              (refusalkit.witness; answered 400)
     ├── KeyringError               keyring missing, unreadable, too open, or a key id unknown
     ├── PolicyError                a policy pack that does not load (names file, line and key)
     ├── RequestError               a request that is not well formed (decided input-rejected)
+    ├── AdapterFailure             an external engine gave no clean verdict (refusalkit.engines;
+    │                              raised inside an adapter, decided deny + unavailable)
+    ├── ToolBlockedError           a tool call was blocked: the run must end (refusalkit.enforce;
+    │                              carries the journaled decision)
     ├── JournalError
     │   ├── StoreError             a store that cannot be opened, or is corrupt or foreign
     │   ├── ProofError             a proof asked for sizes or indices the log does not have
     │   ├── NotAReceiptError       a file given as a receipt that is none (an error answer, say)
     │   ├── VerificationError      a proof, checkpoint or log that does not verify (first bad index)
+    │   │   ├── UntrustedKeyError      signed by a key the caller did not pass (refusalkit.journal)
+    │   │   ├── NotAnExtensionError    a tree that does not extend a trusted checkpoint (journal)
+    │   │   └── EquivocationError      two checkpoints that contradict each other (journal)
     │   └── ClaimTakenError        a one-time claim (an approval grant) was already used
     ├── ApprovalError              an approval answer that may not be recorded (unknown request,
     │                              the agent approving itself, lapsed, already answered)
@@ -26,6 +35,13 @@ prints both, never a traceback::
     │   ├── RunnerError            a calibration run that cannot go on
     │   └── ComparisonError        runs that may not be compared (set hash, judge)
     └── ServiceError               the HTTP service cannot start or serve
+        (ApiError                  internal: an HTTP answer with a typed JSON error body, of the
+                                   service and the MCP proxy; it is a RefusalkitError too)
+
+The errors that need a record of their package (a decision, a checkpoint's evidence) live in that
+package and are exported from it; every other one lives here. ``tests/test_errors_tree.py`` walks
+every public module and checks that each exception it exports is drawn here and is under
+``RefusalkitError``.
 
 Decisions never raise: any error inside a decision becomes ``deny`` + ``unavailable``.
 """

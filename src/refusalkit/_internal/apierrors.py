@@ -12,6 +12,8 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
+from refusalkit.errors import RefusalkitError
+
 __all__ = ["ApiError", "ErrorCode", "error_response"]
 
 
@@ -33,7 +35,7 @@ class ErrorCode(enum.StrEnum):
     INTERNAL = "internal"
 
 
-class ApiError(Exception):
+class ApiError(RefusalkitError):
     """An error answered as a typed JSON body with an HTTP status."""
 
     def __init__(
@@ -46,8 +48,8 @@ class ApiError(Exception):
         headers: dict[str, str] | None = None,
         details: Any = None,
     ) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message, self.hint = status, code, message, hint
+        super().__init__(message, hint=hint)
+        self.status, self.code = status, code
         self.headers = headers
         self.details = details
 

@@ -11,7 +11,7 @@ docs/design/policy.md).
 
 from __future__ import annotations
 
-from refusalkit._internal.deprecated import moved as _moved
+from refusalkit._deprecated import moved as _moved
 from refusalkit.decide._attest import mint_token, public_key_from_seed
 from refusalkit.decide._cases import CaseResult, load_cases, run_cases
 from refusalkit.decide._engine import DecisionPoint

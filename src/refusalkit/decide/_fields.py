@@ -31,7 +31,6 @@ __all__ = [
     "Step",
     "StepKind",
     "element_path",
-    "lookup",
     "parse_field_path",
     "run_steps",
     "walk_strings",
@@ -134,17 +133,6 @@ def walk_strings(value: Any, path: str = "") -> list[tuple[str, str]]:
         elif isinstance(item, list | tuple):
             stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(item))))
     return found
-
-
-def lookup(value: Any, parts: Sequence[str]) -> Any:
-    """The value at ``parts`` (object keys), or ``MISSING``."""
-    for part in parts:
-        if not isinstance(value, dict):
-            return MISSING
-        value = value.get(part, MISSING)
-        if value is MISSING:
-            return MISSING
-    return value
 
 
 def _step(value: Any, step: Step) -> Any:

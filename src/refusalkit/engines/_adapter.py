@@ -25,8 +25,14 @@ log = logging.getLogger("refusalkit.engines")
 _clock = time.perf_counter
 
 
-class AdapterFailure(Exception):  # noqa: N818 (control flow inside an adapter, never escapes)
-    """The engine gave no clean verdict; ``problem`` says why (no request values in it)."""
+class AdapterFailure(RefusalkitError):  # noqa: N818 (a verdict's absence, not a bug)
+    """The engine gave no clean verdict; ``problem`` says why (no request values in it).
+
+    Raised inside an adapter's ``outcome`` and decided ``deny`` + ``unavailable`` there; it never
+    escapes ``decide``.
+    """
+
+    default_hint = "Check the engine and its policy; the decision failed closed."
 
     def __init__(self, problem: str, steps: tuple[Any, ...] = ()) -> None:
         super().__init__(problem)

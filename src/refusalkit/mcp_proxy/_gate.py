@@ -26,8 +26,8 @@ from typing import Any, Protocol, TextIO, TypeVar
 
 import anyio
 
-import refusalkit
 from refusalkit._internal.failclosed import failed_decision, safe_digest
+from refusalkit._version import __version__
 from refusalkit.approvals import ApprovalBook, needs_settling
 from refusalkit.decide import DecisionEncoder, DecisionPoint
 from refusalkit.journal import Journal, decision_fields
@@ -145,7 +145,7 @@ class Gate:
         self._blocked: dict[str, _Block] = {}
         self._report = report if report is not None else sys.stderr
         self.would_refuse = 0
-        self._engine = EngineRef("refusalkit", refusalkit.__version__)
+        self._engine = EngineRef("refusalkit", __version__)
         self._appended = 0
         self._checkpointed = 0
         self._taint: dict[str, dict[str, None]] = {}

@@ -3,7 +3,7 @@
 Decisions, why-trail steps, requests, actions and reason codes, canonical JSON and ids.
 """
 
-from refusalkit._internal.deprecated import moved as _moved
+from refusalkit._deprecated import moved as _moved
 from refusalkit.model._approval import DEFAULT_TTL_S, Approval, action_digest, parse_duration
 from refusalkit.model._canonical import canonical_json
 from refusalkit.model._codes import (

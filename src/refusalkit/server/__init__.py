@@ -7,8 +7,8 @@ a key may do, ``ErrorCode`` the stable ``code`` of every error body. See docs/se
 
 from __future__ import annotations
 
+from refusalkit._deprecated import moved as _moved
 from refusalkit._internal.apierrors import ErrorCode
-from refusalkit._internal.deprecated import moved as _moved
 from refusalkit._internal.keys import ApiKey, KeyStore, Scope, parse_scopes
 from refusalkit.server._app import app_from_environment, create_app
 from refusalkit.server._config import ServiceConfig

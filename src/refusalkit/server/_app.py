@@ -109,7 +109,18 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     finally:
         _remove_sighup()
         await service.checkpoints.stop()
+        await _stop_verification(service)
         await service.journal.close()
+
+
+async def _stop_verification(service: Service) -> None:
+    """Stop a dashboard verification in flight, so its child process is reaped while the loop
+    still runs (a child left behind is killed, and its pipes closed, here)."""
+    task = service.verify_task
+    if task is not None and not task.done():
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 def _install_sighup(service: Service) -> None:

@@ -9,6 +9,7 @@ child opens its own connection and prints one JSON line: ``{"ok", "size"}`` or
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -35,6 +36,11 @@ async def verify_in_child(
         proc.kill()
         await proc.wait()
         return False, "verification timed out"
+    except asyncio.CancelledError:  # the service is stopping: reap the child on this loop
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+        raise
     try:
         result = json.loads(out.decode().strip().splitlines()[-1])
     except (ValueError, IndexError):
