@@ -2,7 +2,7 @@
 
 One 50-rule policy, written natively for each engine, and a mixed stream of tool calls
 (sensitive writes, benign writes, other tools, unknown tools). First every engine decides every
-request and the verdicts must agree; then each runs the stream on one core, timing every call.
+request and the verdicts must agree; then each runs the stream, timing every call.
 refusalkit runs with full why-trails and keyed redaction; Cedar's policies are parsed once
 (``PolicySet``); AGT's ``PolicyEvaluator`` records no trail and redacts nothing.
 
@@ -441,8 +441,6 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=None, help="number of requests")
     options = parser.parse_args()
     count = options.count or (10_000 if options.quick else 100_000)
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
     requests = make_requests(count)
     engines = {
         "refusalkit": refusalkit_engine(),
@@ -458,7 +456,7 @@ def main() -> None:
     console.print(f"all three engines agree on {count:,} requests: {agreement}")
     results = measure({name: decide for name, (decide, _) in engines.items()}, requests)
     ours = results["refusalkit"]
-    table = Table(title=f"decide: {count:,} mixed requests, 50-rule policy, one core")
+    table = Table(title=f"decide: {count:,} mixed requests, 50-rule policy")
     for column in ("engine", "p50 µs", "p99 µs", "decisions/s", "refusalkit speed-up"):
         table.add_column(column, justify="right" if column != "engine" else "left")
     for name, row in results.items():
@@ -473,7 +471,7 @@ def main() -> None:
     kinds = results["refusalkit+kinds"]
     console.print(
         f"kind: path keeps {kinds['decisions_per_s'] / ours['decisions_per_s']:.0%} of the "
-        f"plain pack's decisions/s (target ≥ 85%), p50 {kinds['p50_us']:.1f} µs (target ≤ 10)"
+        f"plain pack's decisions/s, p50 {kinds['p50_us']:.1f} µs"
     )
     approval, deny4 = results["refusalkit+approval"], results["refusalkit+deny4"]
     console.print(
@@ -507,15 +505,6 @@ def main() -> None:
             "approval_p50_vs_plain": approval["p50_us"] / ours["p50_us"],
             "approval_p50_vs_same_rules_as_deny": approval["p50_us"] / deny4["p50_us"],
             "walk_p50_vs_kinds": walk["p50_us"] / kinds["p50_us"],
-        },
-        "targets": {
-            "throughput_vs_agt": 2.0,
-            "throughput_vs_cedar": 6.0,
-            "p50_us_max": 10.0,
-            "kinds_throughput_vs_plain": 0.85,
-            "kinds_p50_us_max": 10.0,
-            "approval_p50_vs_plain_max": 1.05,
-            "walk_p50_vs_kinds_max": 1.15,
         },
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

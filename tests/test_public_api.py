@@ -50,7 +50,8 @@ PUBLIC: dict[str, list[str]] = {
         "mint_token", "public_key_from_seed", "run_cases",
     ],
     "refusalkit.enforce": [
-        "Enforcer", "JournalWriter", "LocalEnforcer", "ToolBlockedError", "enforcer", "fail_closed",
+        "Enforcer", "GroupJournal", "JournalWriter", "LocalEnforcer", "ToolBlockedError",
+        "enforcer", "fail_closed",
     ],
     "refusalkit.errors": [
         "ApprovalError", "CalibrationError", "CalibrationSetError", "ChatError", "ClaimTakenError",

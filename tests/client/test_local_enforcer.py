@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ import refusalkit
 from refusalkit.enforce import Enforcer, ToolBlockedError
 from refusalkit.errors import UsageError
 from refusalkit.journal import open_journal
+from refusalkit.keyring import Keyring
 from refusalkit.model import Action, ReasonCode, refusal_line
 from support.live_service import tools_deployment
 
@@ -57,3 +60,79 @@ def test_a_block_is_a_typed_error_carrying_the_decision(tmp_path: Path) -> None:
     assert error.decision is decision
     assert str(error) == refusal_line(decision)
     assert isinstance(error, refusalkit.RefusalkitError)
+
+
+def _journaled_ids(store: Path, keyring: Keyring) -> list[str]:
+    """The decision ids in ``store``, read through a connection of its own."""
+    with open_journal(store, keyring, create=False) as journal:
+        return [r["decision_id"] for _, r in journal.query(schema="refusalkit.decision/v1")]
+
+
+def test_concurrent_threads_each_get_a_durable_decision(tmp_path: Path) -> None:
+    d = tools_deployment(tmp_path)
+    store = tmp_path / "threads.db"
+    seen: list[tuple[str, bool]] = []
+    lock = threading.Lock()
+    with refusalkit.enforcer(policy=d.pack, journal=store, keyring=d.keyring) as enforcer:
+
+        def caller(n: int) -> None:
+            for tool in ("read_file", "delete_file", "send_email"):
+                decision = enforcer.decide(_req(tool) | {"caller": {"agent": f"a{n}"}})
+                durable = decision.decision_id in _journaled_ids(store, d.keyring)
+                with lock:
+                    seen.append((decision.decision_id, durable))
+
+        threads = [threading.Thread(target=caller, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert len(seen) == 24
+    assert all(durable for _, durable in seen)
+    assert sorted(_journaled_ids(store, d.keyring)) == sorted(i for i, _ in seen)
+
+
+def test_concurrent_tasks_each_get_a_durable_decision(tmp_path: Path) -> None:
+    d = tools_deployment(tmp_path)
+    store = tmp_path / "tasks.db"
+
+    async def run(enforcer: refusalkit.LocalEnforcer) -> list[tuple[str, bool]]:
+        async def one(n: int) -> tuple[str, bool]:
+            decision = await enforcer.adecide(_req("send_email") | {"caller": {"agent": f"a{n}"}})
+            return decision.decision_id, decision.decision_id in _journaled_ids(store, d.keyring)
+
+        return list(await asyncio.gather(*(one(n) for n in range(16))))
+
+    with refusalkit.enforcer(policy=d.pack, journal=store, keyring=d.keyring) as enforcer:
+        seen = asyncio.run(run(enforcer))
+    assert len({i for i, _ in seen}) == 16
+    assert all(durable for _, durable in seen)
+    assert sorted(_journaled_ids(store, d.keyring)) == sorted(i for i, _ in seen)
+
+
+def test_a_journal_locked_by_another_writer_fails_closed(tmp_path: Path) -> None:
+    d = tools_deployment(tmp_path)
+    store = tmp_path / "locked.db"
+    enforcer = refusalkit.enforcer(
+        policy=d.pack, journal=store, keyring=d.keyring, journal_wait_s=0.3
+    )
+    holder = sqlite3.connect(store, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another writer holds the store: no append can commit
+    try:
+        sync = enforcer.decide(_req("read_file"))
+        late = asyncio.run(enforcer.adecide(_req("read_file")))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        enforcer.close()
+    for decision in (sync, late):
+        assert (decision.action, decision.reason_code) == (Action.DENY, ReasonCode.UNAVAILABLE)
+        assert "journal cannot take" in (decision.why_trail[-1].detail or "")
+
+
+def test_a_closed_enforcer_refuses_async_callers_too(tmp_path: Path) -> None:
+    d = tools_deployment(tmp_path)
+    enforcer = refusalkit.enforcer(policy=d.pack, journal=tmp_path / "j.db", keyring=d.keyring)
+    enforcer.close()
+    decision = asyncio.run(enforcer.adecide(_req("read_file")))
+    assert (decision.action, decision.reason_code) == (Action.DENY, ReasonCode.UNAVAILABLE)

@@ -29,7 +29,7 @@ def setup(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Setup]:
         deployment = tools_deployment(tmp_path / "local")
         journal = str(tmp_path / "local.db")
         with refusalkit.enforcer(
-            policy=deployment.pack, journal=journal, keyring=deployment.keyring
+            policy=deployment.pack, journal=journal, keyring=deployment.keyring_path
         ) as local:
             yield Setup("local", local, deployment, journal, session)
         return

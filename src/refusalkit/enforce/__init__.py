@@ -13,9 +13,11 @@ from refusalkit.enforce._enforcer import (
     enforcer,
 )
 from refusalkit.enforce._failclosed import fail_closed
+from refusalkit.enforce._group import GroupJournal
 
 __all__ = [
     "Enforcer",
+    "GroupJournal",
     "JournalWriter",
     "LocalEnforcer",
     "ToolBlockedError",

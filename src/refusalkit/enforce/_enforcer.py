@@ -19,8 +19,9 @@ from typing import Any, Protocol, runtime_checkable
 from refusalkit.approvals import ApprovalBook, needs_settling
 from refusalkit.decide import DecisionEncoder, DecisionPoint, load_pack
 from refusalkit.enforce._failclosed import fail_closed
+from refusalkit.enforce._group import GroupJournal
 from refusalkit.errors import RefusalkitError, UsageError
-from refusalkit.journal import Journal, decision_fields, open_journal
+from refusalkit.journal import Entry, Journal, decision_fields, signer_state_dir
 from refusalkit.keyring import Keyring
 from refusalkit.model import Decision, refusal_line
 
@@ -72,51 +73,89 @@ class JournalWriter:
 
 
 class LocalEnforcer:
-    """A ``DecisionPoint`` in this process, journaling each decision when given a ``Journal``.
+    """A ``DecisionPoint`` in this process, journaling each decision when given a journal.
 
-    With a journal and the ``keyring`` that signs it, a request for approval is settled against
-    the journal's grants (docs/approvals.md): after a grant, the same call is allowed once.
-    Without the keyring no grant can be checked, so such a request stays refused.
-    Thread-safe: the decision point is, and journal appends are serialised by a lock.
+    Thread-safe, and shared by concurrent callers. With a ``GroupJournal`` (what ``enforcer``
+    opens), the decisions of concurrent callers, threads or async tasks, are committed in groups,
+    and each is returned only once durable; with a bare ``Journal``, each decision is one
+    commit, serialised by a lock. With a journal and the ``keyring`` that signs it, a request
+    for approval is settled against the journal's grants (docs/approvals.md): after a grant, the
+    same call is allowed once. Without the keyring no grant can be checked, so such a request
+    stays refused.
     """
 
-    __slots__ = ("_book", "_writer", "journal", "point")
+    __slots__ = ("_book", "_encoder", "_keyring", "_writer", "journal", "point")
 
     def __init__(
-        self, point: DecisionPoint, journal: Journal | None = None, keyring: Keyring | None = None
+        self,
+        point: DecisionPoint,
+        journal: Journal | GroupJournal | None = None,
+        keyring: Keyring | None = None,
     ) -> None:
         self.point = point
         self.journal = journal
-        self._writer = JournalWriter(journal) if journal is not None else None
-        self._book = ApprovalBook(journal, keyring) if journal and keyring else None
+        self._keyring = keyring
+        self._encoder = DecisionEncoder()
+        self._writer = JournalWriter(journal) if isinstance(journal, Journal) else None
+        self._book = (
+            ApprovalBook(journal, keyring) if isinstance(journal, Journal) and keyring else None
+        )
+
+    def _entries(self, decision: Decision) -> list[Entry]:
+        return [(self._encoder.encode(decision), decision_fields(decision))]
+
+    def _settle(self, journal: Journal, decision: Decision) -> Decision:
+        """On the group writer's own connection: settle a request for approval and append it."""
+        if self._keyring is None:  # only called with a keyring
+            raise UsageError("settling an approval needs the journal's keyring")
+        return ApprovalBook(journal, self._keyring).append_settled(decision)[0]
+
+    def _journal(self, decision: Decision) -> Decision:
+        settle = self._keyring is not None and needs_settling(decision)
+        if isinstance(self.journal, GroupJournal):
+            if settle:
+                return self.journal.run(lambda j: self._settle(j, decision))
+            self.journal.append(self._entries(decision))
+        elif self._writer is not None:
+            if self._book is not None and settle:
+                with self._writer.lock:
+                    return self._book.append_settled(decision)[0]
+            self._writer.append([decision])
+        return decision
+
+    def _refused(self, request: Mapping[str, Any], exc: BaseException) -> Decision:
+        log.warning("journal append failed, the call is refused: %s", type(exc).__name__)
+        return fail_closed(
+            request,
+            f"the journal cannot take the decision ({type(exc).__name__})",
+            policy=self.point.pack.ref,
+        )
 
     def decide(self, request: Mapping[str, Any]) -> Decision:
         """Decide, then journal; a decision the journal cannot take becomes a fail-closed one."""
         decision = self.point.decide(request)
-        if self._writer is None:
-            return decision
         try:
-            if self._book is not None and needs_settling(decision):
-                with self._writer.lock:
-                    return self._book.append_settled(decision)[0]
-            self._writer.append([decision])
+            return self._journal(decision)
         except Exception as exc:  # noqa: BLE001 (fail closed: an unjournaled decision is not in force)
-            log.warning("journal append failed, the call is refused: %s", type(exc).__name__)
-            return fail_closed(
-                request,
-                f"the journal cannot take the decision ({type(exc).__name__})",
-                policy=self.point.pack.ref,
-            )
-        return decision
+            return self._refused(request, exc)
 
     async def adecide(self, request: Mapping[str, Any]) -> Decision:
-        """``decide``; with a journal, in a worker thread so its write does not stall the loop."""
+        """``decide`` from async code: the loop is never blocked by the journal's write."""
         if self.journal is None:
             return self.decide(request)
-        return await asyncio.to_thread(self.decide, request)
+        if not isinstance(self.journal, GroupJournal):
+            return await asyncio.to_thread(self.decide, request)
+        decision = self.point.decide(request)
+        if self._keyring is not None and needs_settling(decision):  # settled on the writer
+            return await asyncio.to_thread(self.decide, request)
+        try:
+            await self.journal.aappend(self._entries(decision))
+        except Exception as exc:  # noqa: BLE001 (fail closed: an unjournaled decision is not in force)
+            return self._refused(request, exc)
+        return decision
 
     def close(self) -> None:
-        """Close the journal, if any."""
+        """Close the journal, if any (waits for appends in flight)."""
         if self.journal is not None:
             self.journal.close()
 
@@ -138,12 +177,15 @@ def enforcer(
     journal: str | Path | None = None,
     keyring: str | Path | Keyring | None = None,
     deadline_ms: float = 50.0,
+    journal_wait_s: float = 10.0,
 ) -> LocalEnforcer:
     """A local ``Enforcer``: the pack at ``policy``, decisions journaled to ``journal`` if given.
 
     ``keyring`` (a path or a ``Keyring``) keys the redaction tokens and signs the journal's
     checkpoints; without one, a fresh keyring is made, which a journal does not accept (its
-    tokens and signatures would be unverifiable once the process ends).
+    tokens and signatures would be unverifiable once the process ends). Concurrent callers'
+    decisions are committed in groups; each caller waits at most ``journal_wait_s`` seconds for
+    its decision to be durable, and past that gets ``deny`` + ``unavailable``.
     """
     if keyring is None:
         if journal is not None:
@@ -155,5 +197,11 @@ def enforcer(
     else:
         ring = keyring if isinstance(keyring, Keyring) else Keyring.load(keyring)
     point = DecisionPoint(load_pack(policy), ring, deadline_ms=deadline_ms)
-    store = open_journal(journal, ring) if journal is not None else None
+    # a keyring file's signer state learns the journal's origin (docs/design/journal.md)
+    state = signer_state_dir(Path(keyring)) if isinstance(keyring, (str, Path)) else None
+    store = (
+        GroupJournal(journal, ring, wait_s=journal_wait_s, signer_state=state)
+        if journal is not None
+        else None
+    )
     return LocalEnforcer(point, store, ring)
