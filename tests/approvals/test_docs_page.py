@@ -24,5 +24,6 @@ def test_the_approvals_page_runs_as_printed(tmp_path: Path) -> None:
     bin_dir = str(Path(sys.executable).parent)
     env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": str(home),
            "LANG": "C.UTF-8", "COLUMNS": "200"}  # fmt: skip
-    subprocess.run(["bash", "-c", _script(steps, out)], cwd=work, env=env, timeout=300, check=False)
-    _check(PAGE, steps, out)
+    tour = [(PAGE, steps)]
+    subprocess.run(["bash", "-c", _script(tour, out)], cwd=work, env=env, timeout=300, check=False)
+    _check(tour, out)

@@ -225,3 +225,16 @@ def test_base64_images(raw: bytes) -> None:
     png = b"\x89PNG\r\n\x1a\n" + raw
     text = f'<img src="data:image/png;base64,{base64.b64encode(png).decode()}">'
     assert kinds(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"token": "<redacted:hmac-sha256:k1:...>"',
+        '"token": "<redacted:hmac-sha256:k1:0123456789abcdef>"',
+        "password = <redacted:hmac-sha256:k2:fedcba9876543210>",
+    ],
+)
+def test_a_redaction_token_in_place_of_a_secret_is_not_one(text: str) -> None:
+    """What a redacted trail or result holds where a secret was is refusalkit's own token."""
+    assert kinds(text) == []

@@ -223,8 +223,18 @@ _PLACEHOLDER_BODY = re2.compile(
 )
 
 
+# refusalkit's own redaction token (refusalkit/redact.py), whole or shortened with "...": what a
+# redacted trail or result holds in place of a secret is not a secret
+_REDACTION_TOKEN = re2.compile(r"^<redacted:hmac-sha256:[A-Za-z0-9_.-]+:(?:[0-9a-f]{16}|\.\.\.|…)>$")
+
+
 def is_placeholder(value: str) -> bool:
-    """Whether the *whole* value is a placeholder: a template reference, a stock word, or a token
-    prefix followed only by filler (``ghp_xxxx...``, ``xoxb-your-bot-token``, ``sk-...``)."""
+    """Whether the *whole* value is a placeholder: a template reference, a stock word, a token
+    prefix followed only by filler (``ghp_xxxx...``, ``xoxb-your-bot-token``, ``sk-...``), or
+    one of refusalkit's own redaction tokens."""
     value = value.strip()
-    return _PLACEHOLDER.search(value) is not None or _PLACEHOLDER_BODY.search(value) is not None
+    return (
+        _PLACEHOLDER.search(value) is not None
+        or _PLACEHOLDER_BODY.search(value) is not None
+        or _REDACTION_TOKEN.search(value) is not None
+    )

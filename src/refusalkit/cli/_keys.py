@@ -162,7 +162,7 @@ def keys_token(
 ) -> None:
     """Print the keyed redaction token a why-trail holds for VALUE, to find its decisions.
 
-    The token is HMAC-SHA256 over the class and the value (docs/design/decision.md, Redaction),
+    The token is an HMAC-SHA256 over the class and the value (docs/design/decision.md, Redaction),
     so only a holder of the keyring can compute it: search a journal export or `journal query`
     output for it to find every decision about one file, host or user.
     """
