@@ -225,7 +225,9 @@ _PLACEHOLDER_BODY = re2.compile(
 
 # refusalkit's own redaction token (refusalkit/redact.py), whole or shortened with "...": what a
 # redacted trail or result holds in place of a secret is not a secret
-_REDACTION_TOKEN = re2.compile(r"^<redacted:hmac-sha256:[A-Za-z0-9_.-]+:(?:[0-9a-f]{16}|\.\.\.|…)>$")
+_REDACTION_TOKEN = re2.compile(
+    r"^<redacted:hmac-sha256:[A-Za-z0-9_.-]+:(?:[0-9a-f]{16}|\.\.\.|…)>$"
+)
 
 
 def is_placeholder(value: str) -> bool:
