@@ -27,6 +27,8 @@ EXPECTED_PATHS = {
     "/v1/journal/proof/inclusion",
     "/v1/journal/proof/consistency",
     "/v1/journal/receipt",
+    "/v1/journal/tlog/checkpoint",
+    "/v1/journal/tlog/tile/{path}",
     "/v1/stats",
     "/v1/decisions",
     "/healthz",
