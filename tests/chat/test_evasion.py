@@ -90,9 +90,7 @@ KINDS = sorted(samples())
 SECRET_KINDS = [k for k in KINDS if k not in PERSONAL]
 # A table row holds one line: kinds whose sample spans lines or holds a space are not split over
 # cells (they are chosen here, not skipped, so every collected case runs).
-ROW_KINDS = [
-    k for k in SECRET_KINDS if "\n" not in samples()[k][0] and " " not in samples()[k][1]
-]
+ROW_KINDS = [k for k in SECRET_KINDS if "\n" not in samples()[k][0] and " " not in samples()[k][1]]
 
 
 def test_every_kind_has_a_sample() -> None:
