@@ -87,6 +87,37 @@ def test_a_failed_append_fails_its_callers_and_the_next_is_written(tmp_path: Pat
     assert later == [0, 1, 2]  # nothing of the failed append was written
 
 
+def test_thread_callers_are_answered_by_the_writer_not_the_loop(tmp_path: Path) -> None:
+    """``append_from_thread``: a thread's append is settled by the writer thread itself, so a
+    busy event loop (a slow coroutine of the host application) does not hold it up, and thread
+    and async callers still share gapless indices of one log."""
+    ring = Keyring.generate()
+    store = str(tmp_path / "journal.db")
+    loop = asyncio.new_event_loop()
+    access = JournalAccess(store, ring, origin=None, max_group=50)
+    loop.run_until_complete(access.open())
+    try:
+        async_part = loop.create_task(access.append(_encoded(_records(0, 5))))
+        loop.run_until_complete(async_part)
+        # the loop is not running now: an append that needed it would never be answered
+        with ThreadPoolExecutor(8) as pool:
+            futures = [
+                pool.submit(lambda c: access.append_from_thread(_encoded(_records(c, 3))), c)
+                for c in range(1, 9)
+            ]
+            answers = [f.result().result(timeout=30) for f in futures]
+    finally:
+        loop.run_until_complete(access.close())
+        loop.close()
+    assert async_part.result() == [0, 1, 2, 3, 4]
+    assert sorted(i for a in answers for i in a) == list(range(5, 5 + 8 * 3))
+    with open_journal(store, ring) as journal:
+        journal.verify()
+        entries = [json.loads(e) for e in journal.entries(0, journal.size())]
+    for caller, indices in enumerate(answers, start=1):
+        assert [entries[i] for i in indices] == _records(caller, 3)
+
+
 def test_the_writer_turn_excludes_other_holders(tmp_path: Path) -> None:
     turn = writer_turn(str(tmp_path / "journal.db"), is_postgres=False)
     assert isinstance(turn, WriterTurn)

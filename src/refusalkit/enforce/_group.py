@@ -5,8 +5,9 @@ from async code) hand their decisions to one ``refusalkit.journal.JournalAccess`
 that arrive while the previous one is being made durable go to the store together, as one
 transaction. Each caller waits, at most ``wait_s`` seconds, for the append holding its decision to
 return, i.e. for a durable acknowledgement, before the decision is given back. ``JournalAccess``
-is asynchronous; it runs here on an event loop of its own, on a thread of its own, so thread
-callers and callers on any event loop share the same groups.
+hands each append to its writer thread and settles a plain future from there, so thread callers
+and callers on any event loop share the same groups, with no event loop in between; opening,
+closing and approval settling run on an event loop of its own, on a thread of its own.
 """
 
 from __future__ import annotations
@@ -65,16 +66,26 @@ class GroupJournal:
             raise StoreError("the journal is closed", hint="Open a new enforcer.")
         return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
-    def append(self, entries: Sequence[Entry]) -> list[int]:
-        """The entries' indices, once durable; from a thread (not the journal's own loop)."""
+    def _enqueue(self, entries: Sequence[Entry]) -> concurrent.futures.Future[list[int]]:
+        """Hand ``entries`` to the writer thread directly: its answer settles the returned future
+        with no event loop between the caller and the commit."""
+        if self._closed:
+            raise StoreError("the journal is closed", hint="Open a new enforcer.")
         try:
-            return self._call(self._access.append(entries)).result(timeout=self.wait_s)
+            return self._access.append_from_thread(entries)
+        except RuntimeError:
+            raise StoreError("the journal is closed", hint="Open a new enforcer.") from None
+
+    def append(self, entries: Sequence[Entry]) -> list[int]:
+        """The entries' indices, once durable; from any thread."""
+        try:
+            return self._enqueue(entries).result(timeout=self.wait_s)
         except concurrent.futures.TimeoutError:
             raise self._late() from None
 
     async def aappend(self, entries: Sequence[Entry]) -> list[int]:
         """``append`` from async code on any event loop, without blocking that loop."""
-        future = asyncio.wrap_future(self._call(self._access.append(entries)))
+        future = asyncio.wrap_future(self._enqueue(entries))
         try:
             return await asyncio.wait_for(future, timeout=self.wait_s)
         except TimeoutError:

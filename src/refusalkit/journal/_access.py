@@ -17,6 +17,7 @@ steady load it never catches up with them, so the WAL never restarts and grows w
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import threading
 from collections import deque
@@ -35,7 +36,9 @@ __all__ = ["Entry", "JournalAccess"]
 T = TypeVar("T")
 Entry = tuple[bytes, tuple[str | None, ...]]
 """An encoded record: its RFC 8785 bytes and index columns (``Journal.append_encoded``)."""
-_Pending = tuple[Sequence[Entry], "asyncio.Future[list[int]]"]
+_Answer = Callable[["list[int] | Exception"], None]
+"""Hands one append's outcome (its indices, or the failure) to its waiter, from the writer."""
+_Pending = tuple[Sequence[Entry], _Answer]
 
 
 def _is_postgres(store: str) -> bool:
@@ -122,25 +125,35 @@ class JournalAccess:
         """Append encoded ``records``; returns their indices once they are durable."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[list[int]] = loop.create_future()
+        self._enqueue(records, lambda outcome: loop.call_soon_threadsafe(_resolve, future, outcome))
+        return await future
+
+    def append_from_thread(self, records: Sequence[Entry]) -> concurrent.futures.Future[list[int]]:
+        """``append`` for a caller on a plain thread: the returned future is settled by the writer
+        thread itself, with no event loop between them (the in-process enforcer's callers)."""
+        future: concurrent.futures.Future[list[int]] = concurrent.futures.Future()
+        self._enqueue(records, lambda outcome: _resolve(future, outcome))
+        return future
+
+    def _enqueue(self, records: Sequence[Entry], answer: _Answer) -> None:
         with self._lock:
-            self._pending.append((records, future))
+            self._pending.append((records, answer))
             start, self._flushing = not self._flushing, True
         if start:
             try:
-                self._writer.submit(lambda journal: self._drain(journal, loop))
+                self._writer.submit(self._drain)
             except RuntimeError:  # closed: nothing was started, so nothing else is pending
                 with self._lock:
                     self._pending.clear()
                     self._flushing = False
                 raise
-        return await future
 
-    def _drain(self, journal: Journal, loop: asyncio.AbstractEventLoop) -> None:
+    def _drain(self, journal: Journal) -> None:
         """Writer thread: append whatever is pending, group after group, until nothing is.
 
-        The next group is taken here, the moment the previous append returns, not on the event
-        loop: while one group is being made durable the loop goes on deciding the next requests,
-        and a group never waits for the loop to get round to starting it.
+        The next group is taken here, the moment the previous append returns, not on an event
+        loop: while one group is being made durable the callers go on deciding the next
+        requests, and a group never waits for a loop to get round to starting it.
         """
         while True:
             with self._lock:
@@ -153,9 +166,10 @@ class JournalAccess:
                 with self._turn:
                     indices = journal.append_encoded(flat)
             except Exception as exc:  # noqa: BLE001 (every waiter learns of the failure)
-                loop.call_soon_threadsafe(self._fail, group, exc)
+                for _, answer in group:
+                    answer(exc)
             else:
-                loop.call_soon_threadsafe(self._settle, group, indices)
+                self._settle(group, indices)
             # answered first, then housekeeping (SQLite WAL checkpoint) between groups, never
             # inside a commit; a failed checkpoint only leaves the WAL longer
             with contextlib.suppress(StoreError):
@@ -173,19 +187,11 @@ class JournalAccess:
 
     def _settle(self, group: list[_Pending], indices: list[int]) -> None:
         at = 0
-        for records, future in group:
-            mine = indices[at : at + len(records)]
+        for records, answer in group:
+            answer(indices[at : at + len(records)])
             at += len(records)
-            if not future.done():
-                future.set_result(mine)
         if indices:
             self.size_seen = max(self.size_seen, indices[-1] + 1)
-
-    @staticmethod
-    def _fail(group: list[_Pending], exc: Exception) -> None:
-        for _, future in group:
-            if not future.done():
-                future.set_exception(exc)
 
     async def write(self, fn: Callable[[Journal], T]) -> T:
         """Run ``fn`` on the writer's connection (checkpoint signing)."""
@@ -194,3 +200,16 @@ class JournalAccess:
     async def read(self, fn: Callable[[Journal], T]) -> T:
         """Run ``fn`` on the reader's connection."""
         return await self._reader.run(fn)
+
+
+def _resolve(
+    future: asyncio.Future[list[int]] | concurrent.futures.Future[list[int]],
+    outcome: list[int] | Exception,
+) -> None:
+    """Settle ``future`` with ``outcome`` unless its waiter gave up on it (a timeout)."""
+    if future.done():
+        return
+    if isinstance(outcome, Exception):
+        future.set_exception(outcome)
+    else:
+        future.set_result(outcome)
