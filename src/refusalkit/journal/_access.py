@@ -36,7 +36,7 @@ __all__ = ["Entry", "JournalAccess"]
 T = TypeVar("T")
 Entry = tuple[bytes, tuple[str | None, ...]]
 """An encoded record: its RFC 8785 bytes and index columns (``Journal.append_encoded``)."""
-_Answer = Callable[["list[int] | Exception"], None]
+_Answer = Callable[["list[int] | Exception"], object]
 """Hands one append's outcome (its indices, or the failure) to its waiter, from the writer."""
 _Pending = tuple[Sequence[Entry], _Answer]
 
