@@ -333,6 +333,11 @@ def test_bad_schema_and_entities_files_are_policy_errors(write: Write, keyring: 
     assert info.value.file is not None
     with pytest.raises(PolicyError, match="not valid Cedar entities"):
         CedarAdapter(policy, keyring, entities=write("e.json", "[{]"))
+    schema = write("t.cedarschema", "entity Agent; entity Tool;")
+    strays = write("f.json", '[{"uid": {"type": "Team", "id": "x"}, "attrs": {}, "parents": []}]')
+    CedarAdapter(policy, keyring, entities=strays)  # without a schema any entity type will do
+    with pytest.raises(PolicyError, match="not valid Cedar entities"):
+        CedarAdapter(policy, keyring, schema=schema, entities=strays)  # the schema has no Team
 
 
 GROUPS = """\
