@@ -346,6 +346,8 @@ _IMPLICIT = (
     (frozenset({"fn", "arg"}), "an extension value (an object with fn and arg)"),
     (frozenset({"fn", "args"}), "an extension value (an object with fn and args)"),
 )
+_ESCAPE_KEYS = frozenset(_ESCAPES)
+_IMPLICIT_KEYS = frozenset({"type", "fn"})
 _SCALARS = frozenset({str, bool, int, float, type(None)})
 Forgery = tuple[tuple[str, ...], str]
 
@@ -385,10 +387,9 @@ def _forgery(value: Any, *, implicit: bool, depth: int = 0) -> Forgery | None:
 
 def _value_form(obj: Mapping[str, Any], *, implicit: bool) -> str | None:
     """What Cedar reads one JSON object as, if not a record (``_forgery``)."""
-    for key, form in _ESCAPES.items():
-        if key in obj:
-            return form
-    if implicit:
+    if not _ESCAPE_KEYS.isdisjoint(obj):
+        return next(form for key, form in _ESCAPES.items() if key in obj)
+    if implicit and not _IMPLICIT_KEYS.isdisjoint(obj):
         for keys, form in _IMPLICIT:
             if keys <= obj.keys():
                 return form
