@@ -374,7 +374,7 @@ def test_schema_action_groups_hold(write: Write, keyring: Keyring) -> None:
     [
         ({"owner": {"type": "Agent", "id": "coder"}}, "args.owner"),
         ({"owner": {"type": "Agent", "id": "coder", "note": "x"}}, "args.owner"),
-        ({"team": [{"type": "Agent", "id": "coder"}]}, "args.team.0"),
+        ({"team": [{"type": "Agent", "id": "coder"}]}, "args.team[0]"),
         ({"meta": {"by": {"type": "Agent", "id": "coder"}}}, "args.meta.by"),
         ({"owner": {"__entity": {"type": "Agent", "id": "coder"}}}, "args.owner"),
         ({"addr": {"fn": "ip", "arg": "127.0.0.1"}}, "args.addr"),
@@ -425,3 +425,16 @@ def test_records_that_only_look_like_entities_pass_where_cedar_reads_records(
     typed = CedarAdapter(write("q.cedar", text), keyring, schema=schema, deadline_ms=10_000)
     assert typed.decide(req("fs.read", type="Agent", id="coder")).action is Action.ALLOW
     assert typed.decide(req("fs.write", owner="coder")).reason_code is ReasonCode.UNAVAILABLE
+
+
+def test_a_context_too_deep_to_check_is_refused(write: Write, keyring: Keyring) -> None:
+    """The forgery check has a depth bound; past it the request is refused, not waved through."""
+    adapter = CedarAdapter(write("p.cedar", ETC), keyring, deadline_ms=10_000)
+    deep: Any = "leaf"
+    for _ in range(70):
+        deep = [deep]
+    decision = adapter.decide(req(path="/workspace/a", deep=deep))
+    assert decision.reason_code is ReasonCode.UNAVAILABLE
+    assert "args.deep[0][0]" in (decision.why_trail[-1].detail or "")
+    assert "nested too deep to check" in (decision.why_trail[-1].detail or "")
+    assert adapter.decide(req(path="/workspace/a", deep=[[["leaf"]]])).action is Action.ALLOW

@@ -11,6 +11,10 @@ three-valued logic, docs/design/policy.md) and the trail records the error.
 - Deny with none: ``@default``.
 - Allow: ``allow``, or ``audit`` when a determining permit is annotated ``@effect("audit")``.
 - ``@reason_code("…")`` and ``@message("…")`` on a forbid set the record's code and message.
+
+With a schema the entities are parsed with it, as Cedar does (its actions and action groups
+are entities). A context holding what Cedar would read as an entity reference or extension value
+(``_forgery``) is refused: a caller may not name entities (docs/design/engines.md, Mapping files).
 """
 
 from __future__ import annotations
@@ -232,12 +236,12 @@ class CedarAdapter(Adapter):
         out["context"] = context
         return out
 
-    def _where(self, path: tuple[str, ...]) -> str:
-        """The request path of a place in the context (``("owner",)`` → ``args.owner``)."""
+    def _where(self, path: tuple[str | int, ...]) -> str:
+        """The request path of a place in the context (``("team", 0)`` → ``args.team[0]``)."""
         if not path:
             return "the Cedar context"
-        head = self.mapping.request_path(path[0]) or path[0]
-        return ".".join((head, *path[1:]))
+        head = self.mapping.request_path(str(path[0])) or str(path[0])
+        return head + "".join(f"[{p}]" if type(p) is int else f".{p}" for p in path[1:])
 
     def engine_answer(self, request: Mapping[str, Any]) -> Any:
         """What Cedar alone says about ``request`` (cedarpy's ``AuthzResult``)."""
@@ -349,7 +353,7 @@ _IMPLICIT = (
 _ESCAPE_KEYS = frozenset(_ESCAPES)
 _IMPLICIT_KEYS = frozenset({"type", "fn"})
 _SCALARS = frozenset({str, bool, int, float, type(None)})
-Forgery = tuple[tuple[str, ...], str]
+Forgery = tuple[tuple[str | int, ...], str]  # the place (keys, list indices) and the form
 
 
 def _forgery(value: Any, *, implicit: bool, depth: int = 0) -> Forgery | None:
@@ -367,7 +371,7 @@ def _forgery(value: Any, *, implicit: bool, depth: int = 0) -> Forgery | None:
     if kind in _SCALARS:
         return None
     if depth > 64:
-        return (), "a value nested too deep to check"
+        return (), "an entity reference or extension value (nested too deep to check)"
     if kind is dict or isinstance(value, Mapping):
         form = _value_form(value, implicit=implicit and depth > 0)
         if form is not None:
@@ -381,7 +385,7 @@ def _forgery(value: Any, *, implicit: bool, depth: int = 0) -> Forgery | None:
         if type(item) not in _SCALARS:
             found = _forgery(item, implicit=implicit, depth=depth + 1)
             if found is not None:
-                return (str(key), *found[0]), found[1]
+                return (key if type(key) is int else str(key), *found[0]), found[1]
     return None
 
 
