@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from refusalkit.keyring import Keyring
-from support.cedar_corpus import Tally, run_file
+from support.cedar_corpus import Tally, run_tree
 
 DATA = Path(__file__).resolve().parent / "data" / "cedar-integration-tests"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "engines.md"
@@ -33,11 +32,6 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _tests() -> list[Path]:
-    corpus = sorted(p for p in (DATA / "corpus-tests").glob("*.json") if ".entities" not in p.name)
-    return corpus + sorted((DATA / "tests").glob("*/*.json"))
-
-
 def test_the_vendored_files_are_pinned() -> None:
     """Every vendored file is the one ATTRIBUTION.md describes, byte for byte, and no other."""
     assert _digest(DATA / SUMS) == SUMS_DIGEST
@@ -53,13 +47,8 @@ def test_the_vendored_files_are_pinned() -> None:
 @pytest.fixture(scope="module")
 def tallies(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Tally]:
     """The vendored requests as vendored, and again with the action entities left to the schema."""
-    keyring = Keyring.generate()
-    out = {"as vendored": Tally(), "actions from the schema": Tally()}
     scratch = tmp_path_factory.mktemp("entities")
-    for test in _tests():
-        run_file(test, DATA, keyring, out["as vendored"])
-        run_file(test, DATA, keyring, out["actions from the schema"], scratch)
-    return out
+    return {"as vendored": run_tree(DATA), "actions from the schema": run_tree(DATA, scratch)}
 
 
 @pytest.mark.parametrize("run", ["as vendored", "actions from the schema"])

@@ -10,11 +10,18 @@ compared with Cedar's: *looser* (the adapter allows what Cedar denies) must neve
 The corpus's entities files list the action entities too. With ``scratch`` a run drops them, so
 the action hierarchy (``action in Action::"group"``) must come from the schema, as the adapter
 now builds it; Cedar's expected answers stay the same.
+
+The whole corpus (its ``corpus-tests.tar.gz`` unpacked into a directory D beside its ``tests/``
+and ``sample-data/``), both ways, from the tests directory::
+
+    python -m support.cedar_corpus D
 """
 
 from __future__ import annotations
 
 import json
+import sys
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,5 +134,34 @@ def _compare(adapter: CedarAdapter, row: dict[str, Any], where: str, tally: Tall
     else:
         detail = (decision.why_trail[-1].detail if decision.why_trail else None) or ""
         _, read, form = detail.partition(" would be read by Cedar as ")
+        form = form.partition(";")[0]
         why = f"a field would be read by Cedar as {form}" if read else detail.partition(":")[0]
         tally.stricter[f"{decision.reason_code}: {why or decision.matched_rule}"] += 1
+
+
+def run_tree(root: Path, scratch: Path | None = None) -> Tally:
+    """Every test file under ``root`` (``corpus-tests/*.json``, ``tests/*/*.json``)."""
+    tally, keyring = Tally(), Keyring.generate()
+    tests = sorted((root / "corpus-tests").glob("*.json")) + sorted(root.glob("tests/*/*.json"))
+    for test in tests:
+        if not test.name.endswith(".entities.json"):
+            run_file(test, root, keyring, tally, scratch)
+    return tally
+
+
+def main(argv: list[str]) -> int:
+    """Print the tallies of a whole tree, as vendored and with the actions from the schema."""
+    root = Path(argv[0])
+    with tempfile.TemporaryDirectory() as scratch:
+        for name, where in (("as given", None), ("actions from the schema", Path(scratch))):
+            tally = run_tree(root, where)
+            looser = f"{len(tally.looser)} looser {tally.looser[:5]}"
+            sys.stdout.write(
+                f"{name}: {tally.agree:,} of {tally.decided:,} agree, {looser}, "
+                f"stricter {dict(tally.stricter)}, skipped {dict(tally.skipped)}\n"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

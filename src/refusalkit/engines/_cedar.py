@@ -231,7 +231,7 @@ class CedarAdapter(Adapter):
             path, form = forged
             raise AdapterFailure(
                 f"{self._where(path)} would be read by Cedar as {form}; a caller may not make "
-                "its own entity references or extension values"
+                "its own entity references or extension values (send ids as strings)"
             )
         out["context"] = context
         return out
