@@ -376,7 +376,7 @@ def _forgery(value: Any, *, implicit: bool, depth: int = 0) -> Forgery | None:
         form = _value_form(value, implicit=implicit and depth > 0)
         if form is not None:
             return (), form
-        items: Any = value.items()
+        items: Any = ((str(key), item) for key, item in value.items())
     elif kind is list or isinstance(value, list):
         items = enumerate(value)
     else:
@@ -385,7 +385,7 @@ def _forgery(value: Any, *, implicit: bool, depth: int = 0) -> Forgery | None:
         if type(item) not in _SCALARS:
             found = _forgery(item, implicit=implicit, depth=depth + 1)
             if found is not None:
-                return (key if type(key) is int else str(key), *found[0]), found[1]
+                return (key, *found[0]), found[1]
     return None
 
 
