@@ -292,7 +292,8 @@ def test_a_caller_cannot_forge_entity_references(
         assert alone.allowed  # Cedar alone: the forgery works
     decision = adapter.decide(forged)
     assert (decision.action, decision.reason_code) == (Action.DENY, ReasonCode.UNAVAILABLE)
-    assert "Cedar JSON escape" in (decision.why_trail[-1].detail or "")
+    assert "args.owner" in (decision.why_trail[-1].detail or "")
+    assert "escape" in (decision.why_trail[-1].detail or "")
     assert adapter.decide(req(owner="coder")).action is Action.DENY  # a string is no entity
 
 
@@ -332,3 +333,108 @@ def test_bad_schema_and_entities_files_are_policy_errors(write: Write, keyring: 
     assert info.value.file is not None
     with pytest.raises(PolicyError, match="not valid Cedar entities"):
         CedarAdapter(policy, keyring, entities=write("e.json", "[{]"))
+    schema = write("t.cedarschema", "entity Agent; entity Tool;")
+    strays = write("f.json", '[{"uid": {"type": "Team", "id": "x"}, "attrs": {}, "parents": []}]')
+    CedarAdapter(policy, keyring, entities=strays)  # without a schema any entity type will do
+    with pytest.raises(PolicyError, match="not valid Cedar entities"):
+        CedarAdapter(policy, keyring, schema=schema, entities=strays)  # the schema has no Team
+
+
+GROUPS = """\
+entity Agent;
+entity Tool;
+action "writes";
+action "fs.write" in ["writes"] appliesTo {
+  principal: [Agent], resource: [Tool],
+  context: { owner?: Agent, team?: Set<Agent>, meta?: { by?: Agent }, addr?: ipaddr }
+};
+action "fs.read" appliesTo { principal: [Agent], resource: [Tool], context: {} };
+"""
+
+
+def test_schema_action_groups_hold(write: Write, keyring: Keyring) -> None:
+    """With the schema, Cedar knows `fs.write in Action::"writes"`: the entities are parsed with
+    it, so the adapter denies as Cedar does (without the schema the group was lost: allow)."""
+    text = (
+        '@id("no-writes")\nforbid(principal, action in Action::"writes", resource);\n'
+        '@id("all")\npermit(principal, action, resource);\n'
+    )
+    policy, schema = write("p.cedar", text), write("s.cedarschema", GROUPS)
+    adapter = CedarAdapter(policy, keyring, schema=schema, deadline_ms=10_000)
+    denied = adapter.decide(req("fs.write"))
+    assert (denied.action, denied.matched_rule) == (Action.DENY, "no-writes")
+    assert adapter.decide(req("fs.read")).action is Action.ALLOW
+    request = adapter.cedar_request(req("fs.write"))
+    entities = cedarpy.Entities.from_json_str("[]", cedarpy.Schema.from_str(GROUPS))
+    assert not cedarpy.is_authorized(request, text, entities, GROUPS).allowed  # Cedar's answer
+
+
+@pytest.mark.parametrize(
+    ("args", "where"),
+    [
+        ({"owner": {"type": "Agent", "id": "coder"}}, "args.owner"),
+        ({"owner": {"type": "Agent", "id": "coder", "note": "x"}}, "args.owner"),
+        ({"team": [{"type": "Agent", "id": "coder"}]}, "args.team[0]"),
+        ({"meta": {"by": {"type": "Agent", "id": "coder"}}}, "args.meta.by"),
+        ({"owner": {"__entity": {"type": "Agent", "id": "coder"}}}, "args.owner"),
+        ({"addr": {"fn": "ip", "arg": "127.0.0.1"}}, "args.addr"),
+        ({"addr": {"fn": "ip", "args": ["127.0.0.1"]}}, "args.addr"),
+        ({"addr": {"__extn": {"fn": "ip", "arg": "127.0.0.1"}}}, "args.addr"),
+    ],
+)
+def test_with_a_schema_implicit_entity_references_are_refused(
+    write: Write, keyring: Keyring, args: dict[str, Any], where: str
+) -> None:
+    """Under a schema Cedar reads `{"type", "id"}` where it expects an entity, and `{"fn", "arg"}`
+    where it expects an extension value: an owner-only permit would let a forged owner through
+    (Cedar alone allows it). The adapter refuses, naming the field."""
+    text = (
+        '@id("owner")\npermit(principal, action, resource) when {\n'
+        "  (context has owner && context.owner == principal) ||\n"
+        "  (context has team && context.team.contains(principal)) ||\n"
+        "  (context has meta && context.meta has by && context.meta.by == principal) ||\n"
+        "  (context has addr && context.addr.isLoopback())\n};\n"
+    )
+    adapter = CedarAdapter(
+        write("p.cedar", text), keyring, schema=write("s.cedarschema", GROUPS), deadline_ms=10_000
+    )
+    forged = req(**args)
+    entities = cedarpy.Entities.from_json_str("[]", cedarpy.Schema.from_str(GROUPS))
+    request = {**adapter.cedar_request(req()), "context": forged["args"]}
+    assert cedarpy.is_authorized(request, text, entities, GROUPS).allowed  # Cedar alone: fooled
+    decision = adapter.decide(forged)
+    assert (decision.action, decision.reason_code) == (Action.DENY, ReasonCode.UNAVAILABLE)
+    detail = decision.why_trail[-1].detail or ""
+    assert f"{where} would be read by Cedar as an" in detail
+    assert "coder" not in detail
+    assert "127.0.0.1" not in detail
+
+
+def test_records_that_only_look_like_entities_pass_where_cedar_reads_records(
+    write: Write, keyring: Keyring
+) -> None:
+    """Without a schema Cedar reads `{"type", "id"}` as a record, and the context itself is always
+    a record: neither is refused. A string is never an entity."""
+    text = '@id("all")\npermit(principal, action, resource);'
+    plain = CedarAdapter(write("p.cedar", text), keyring, deadline_ms=10_000)
+    assert plain.decide(req(owner={"type": "Agent", "id": "coder"})).action is Action.ALLOW
+    assert plain.decide(req(addr={"fn": "ip", "arg": "127.0.0.1"})).action is Action.ALLOW
+    schema = write(
+        "s.cedarschema", GROUPS.replace("context: {}", "context: {type: String, id: String}")
+    )
+    typed = CedarAdapter(write("q.cedar", text), keyring, schema=schema, deadline_ms=10_000)
+    assert typed.decide(req("fs.read", type="Agent", id="coder")).action is Action.ALLOW
+    assert typed.decide(req("fs.write", owner="coder")).reason_code is ReasonCode.UNAVAILABLE
+
+
+def test_a_context_too_deep_to_check_is_refused(write: Write, keyring: Keyring) -> None:
+    """The forgery check has a depth bound; past it the request is refused, not waved through."""
+    adapter = CedarAdapter(write("p.cedar", ETC), keyring, deadline_ms=10_000)
+    deep: Any = "leaf"
+    for _ in range(70):
+        deep = [deep]
+    decision = adapter.decide(req(path="/workspace/a", deep=deep))
+    assert decision.reason_code is ReasonCode.UNAVAILABLE
+    assert "args.deep[0][0]" in (decision.why_trail[-1].detail or "")
+    assert "nested too deep to check" in (decision.why_trail[-1].detail or "")
+    assert adapter.decide(req(path="/workspace/a", deep=[[["leaf"]]])).action is Action.ALLOW

@@ -144,3 +144,34 @@ def test_a_bad_mapping_names_file_and_line(write: Write, keyring_path: Path) -> 
     )  # fmt: skip
     assert code == 2
     assert f"{mapping}:3: a field class must be a non-empty string" in err
+
+
+def test_decide_with_a_cedar_schema_honours_its_action_groups(
+    write: Write, keyring_path: Path
+) -> None:
+    """`--cedar-schema`: `fs.write in Action::"writes"` comes from the schema, so a forbid on the
+    group denies, as Cedar does."""
+    policy = write(
+        "g.cedar",
+        '@id("no-writes")\nforbid(principal, action in Action::"writes", resource);\n'
+        '@id("all")\npermit(principal, action, resource);\n',
+    )
+    schema = write(
+        "g.cedarschema",
+        'entity Agent; entity Tool; action "writes";\n'
+        'action "fs.write" in ["writes"] appliesTo { principal: [Agent], resource: [Tool] };\n'
+        'action "fs.read" appliesTo { principal: [Agent], resource: [Tool] };\n',
+    )
+    lines = "".join(
+        json.dumps({"tool": tool, "caller": {"agent": "a"}}) + "\n"
+        for tool in ("fs.write", "fs.read")
+    )
+    code, out, err = invoke(
+        "decide", "--engine", f"cedar:{policy}", "--cedar-schema", str(schema),
+        "--keyring", str(keyring_path), stdin=lines,
+    )  # fmt: skip
+    assert code == 0, err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [(r["action"], r["matched_rule"]) for r in records] == [
+        ("deny", "no-writes"), ("allow", "all"),
+    ]  # fmt: skip

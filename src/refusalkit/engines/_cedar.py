@@ -11,6 +11,10 @@ three-valued logic, docs/design/policy.md) and the trail records the error.
 - Deny with none: ``@default``.
 - Allow: ``allow``, or ``audit`` when a determining permit is annotated ``@effect("audit")``.
 - ``@reason_code("…")`` and ``@message("…")`` on a forbid set the record's code and message.
+
+With a schema the entities are parsed with it, as Cedar does (its actions and action groups
+are entities). A context holding what Cedar would read as an entity reference or extension value
+(``_forgery``) is refused: a caller may not name entities (docs/design/engines.md, Mapping files).
 """
 
 from __future__ import annotations
@@ -181,8 +185,8 @@ class CedarAdapter(Adapter):
         entity_text = "[]" if entities is None else _read(Path(entities))
         if entities is not None:
             sources.append(("entities:" + Path(entities).name, entity_text.encode("utf-8")))
-        try:
-            self._entities = cedarpy.Entities.from_json_str(entity_text)
+        try:  # with the schema: its action entities and groups, its attribute types
+            self._entities = cedarpy.Entities.from_json_str(entity_text, self._schema)
         except ValueError as exc:
             raise PolicyError(f"not valid Cedar entities: {exc}", file=str(entities)) from exc
         mapping = mapping or CEDAR_DEFAULT_MAPPING
@@ -222,13 +226,22 @@ class CedarAdapter(Adapter):
         context = self.mapping.engine_input(request)
         if type(context) is not dict and not isinstance(context, Mapping):
             raise AdapterFailure("the Cedar context is not an object")
-        if _has_escape(context):
+        forged = _forgery(context, implicit=self._schema is not None)
+        if forged is not None:
+            path, form = forged
             raise AdapterFailure(
-                "the request carries a Cedar JSON escape (__entity, __extn or __expr) in the "
-                "context; a caller may not make its own entity references"
+                f"{self._where(path)} would be read by Cedar as {form}; a caller may not make "
+                "its own entity references or extension values (send ids as strings)"
             )
         out["context"] = context
         return out
+
+    def _where(self, path: tuple[str | int, ...]) -> str:
+        """The request path of a place in the context (``("team", 0)`` → ``args.team[0]``)."""
+        if not path:
+            return "the Cedar context"
+        head = self.mapping.request_path(str(path[0])) or str(path[0])
+        return head + "".join(f"[{p}]" if type(p) is int else f".{p}" for p in path[1:])
 
     def engine_answer(self, request: Mapping[str, Any]) -> Any:
         """What Cedar alone says about ``request`` (cedarpy's ``AuthzResult``)."""
@@ -327,26 +340,64 @@ class CedarAdapter(Adapter):
         return policy
 
 
-_ESCAPES = frozenset({"__entity", "__extn", "__expr"})
+_ESCAPES = {
+    "__entity": "an entity reference (a __entity escape)",
+    "__extn": "an extension value (an __extn escape)",
+    "__expr": "an expression (an __expr escape)",
+}
+_IMPLICIT = (
+    (frozenset({"type", "id"}), "an entity reference (an object with type and id)"),
+    (frozenset({"fn", "arg"}), "an extension value (an object with fn and arg)"),
+    (frozenset({"fn", "args"}), "an extension value (an object with fn and args)"),
+)
+_ESCAPE_KEYS = frozenset(_ESCAPES)
+_IMPLICIT_KEYS = frozenset({"type", "fn"})
 _SCALARS = frozenset({str, bool, int, float, type(None)})
+Forgery = tuple[tuple[str | int, ...], str]  # the place (keys, list indices) and the form
 
 
-def _has_escape(value: Any, depth: int = 0) -> bool:
-    """Whether a JSON value holds one of Cedar's JSON escapes: an object with key ``__entity``
-    (an entity reference), ``__extn`` or ``__expr`` (extension values). From the request they
-    would let a caller forge ``context.owner == principal``: refused, fail closed."""
+def _forgery(value: Any, *, implicit: bool, depth: int = 0) -> Forgery | None:
+    """Where a context holds what Cedar's JSON reads as an entity or extension value, and as what.
+
+    Cedar's JSON value format (the "JSON format of entities", its ``__entity``/``__extn``
+    escapes) always reads the escapes; with a schema it also reads, wherever the schema expects
+    an entity or extension value, an object with ``type`` and ``id`` (other keys ignored) or with
+    ``fn`` and ``arg``/``args``. From a caller's arguments these would forge
+    ``context.owner == principal``; the adapter refuses them (any depth, fail closed) without
+    asking which types the schema expects, so it may refuse a record that merely has such keys.
+    The context itself is a record, never read as an entity: it is checked for escapes only.
+    """
     kind = type(value)
     if kind in _SCALARS:
-        return False
+        return None
     if depth > 64:
-        return True
+        return (), "an entity reference or extension value (nested too deep to check)"
     if kind is dict or isinstance(value, Mapping):
-        if not _ESCAPES.isdisjoint(value):
-            return True
-        return any(type(v) not in _SCALARS and _has_escape(v, depth + 1) for v in value.values())
-    if kind is list or isinstance(value, list):
-        return any(type(v) not in _SCALARS and _has_escape(v, depth + 1) for v in value)
-    return False
+        form = _value_form(value, implicit=implicit and depth > 0)
+        if form is not None:
+            return (), form
+        items: Any = ((str(key), item) for key, item in value.items())
+    elif kind is list or isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        if type(item) not in _SCALARS:
+            found = _forgery(item, implicit=implicit, depth=depth + 1)
+            if found is not None:
+                return (key, *found[0]), found[1]
+    return None
+
+
+def _value_form(obj: Mapping[str, Any], *, implicit: bool) -> str | None:
+    """What Cedar reads one JSON object as, if not a record (``_forgery``)."""
+    if not _ESCAPE_KEYS.isdisjoint(obj):
+        return next(form for key, form in _ESCAPES.items() if key in obj)
+    if implicit and not _IMPLICIT_KEYS.isdisjoint(obj):
+        for keys, form in _IMPLICIT:
+            if keys <= obj.keys():
+                return form
+    return None
 
 
 def _step_attribute(policy: CedarPolicy, error: str | None) -> str | None:
