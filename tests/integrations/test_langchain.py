@@ -22,6 +22,7 @@ from refusalkit.enforce import ToolBlockedError
 from refusalkit.integrations.langchain import RefusalMiddleware
 from refusalkit.model import ReasonCode
 from support.live_service import Setup
+from support.tainting import POISONED, SECRET, assert_scanned_and_tainted
 
 
 class ScriptedModel(BaseChatModel):
@@ -156,3 +157,85 @@ def test_a_caller_that_raises_fails_closed(setup: Setup) -> None:
     assert _tool_message(model).content.startswith(
         "refused (unavailable by @unavailable, retryable: yes)"
     )
+
+
+class PlannedModel(BaseChatModel):
+    """A chat model that makes each planned tool call in turn, then answers."""
+
+    calls: list[dict[str, Any]]
+    seen: list[list[BaseMessage]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "planned"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> PlannedModel:  # type: ignore[override]
+        return self
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.seen.append(list(messages))
+        step = len(self.seen)
+        if step <= len(self.calls):
+            call = {**self.calls[step - 1], "id": f"call-{step}"}
+            message = AIMessage(content="", tool_calls=[call])
+        else:
+            message = AIMessage(content="done")
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def _poisoned_tools(ran: list[str]) -> list[BaseTool]:
+    @tool
+    def fetch_page(url: str) -> str:
+        """Fetch a page."""
+        ran.append("fetch_page")
+        return POISONED
+
+    @tool
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        ran.append("delete_file")
+        return "deleted"
+
+    return [fetch_page, delete_file]
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["invoke", "ainvoke"])
+def test_a_poisoned_result_is_redacted_and_taints_the_session(
+    tainting: Setup, asynchronous: bool
+) -> None:
+    ran: list[str] = []
+    calls = [
+        {"name": "fetch_page", "args": {"url": "https://ci.example.org/log"}},
+        {"name": "delete_file", "args": {"path": "/etc/passwd"}},
+    ]
+    model = PlannedModel(calls=calls, seen=[])
+    guard = RefusalMiddleware(tainting.enforcer, caller=tainting.caller)
+    agent = create_agent(model, tools=_poisoned_tools(ran), middleware=[guard])
+    question = {"messages": [{"role": "user", "content": "go"}]}
+    asyncio.run(agent.ainvoke(question)) if asynchronous else agent.invoke(question)
+    seen = [m for m in model.seen[-1] if isinstance(m, ToolMessage)]
+    assert_scanned_and_tainted(tainting, str(seen[0].content) + str(seen[0].artifact), ran)
+    assert str(seen[1].content).startswith("refused (policy-denied by after_poisoned_result")
+
+
+def test_block_mode_replaces_a_result_with_findings(tainting: Setup) -> None:
+    ran: list[str] = []
+    model = PlannedModel(calls=[{"name": "fetch_page", "args": {"url": "u"}}], seen=[])
+    guard = RefusalMiddleware(tainting.enforcer, caller=tainting.caller, results="block")
+    create_agent(model, tools=_poisoned_tools(ran), middleware=[guard]).invoke(
+        {"messages": [{"role": "user", "content": "go"}]}
+    )
+    [message] = [m for m in model.seen[-1] if isinstance(m, ToolMessage)]
+    assert SECRET not in str(message)
+    assert message.content == (
+        "refused (policy-denied by @results, retryable: no): "
+        "The tool's result held secret:aws_access_key_id; it was withheld."
+    )
+    actions = [r["action"] for r in tainting.journaled()]
+    assert actions == ["allow", "block", "deny"]

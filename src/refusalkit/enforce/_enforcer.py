@@ -20,6 +20,7 @@ from refusalkit.approvals import ApprovalBook, needs_settling
 from refusalkit.decide import DecisionEncoder, DecisionPoint, load_pack
 from refusalkit.enforce._failclosed import fail_closed
 from refusalkit.enforce._group import GroupJournal
+from refusalkit.enforce._results import ResultChecker
 from refusalkit.errors import RefusalkitError, UsageError
 from refusalkit.journal import Entry, Journal, decision_fields, signer_state_dir
 from refusalkit.keyring import Keyring
@@ -84,7 +85,7 @@ class LocalEnforcer:
     stays refused.
     """
 
-    __slots__ = ("_book", "_encoder", "_keyring", "_writer", "journal", "point")
+    __slots__ = ("_book", "_encoder", "_keyring", "_writer", "journal", "point", "results")
 
     def __init__(
         self,
@@ -100,28 +101,45 @@ class LocalEnforcer:
         self._book = (
             ApprovalBook(journal, keyring) if isinstance(journal, Journal) and keyring else None
         )
+        ring = keyring if keyring is not None else Keyring.generate()
+        append = None if journal is None else self._append_entries
+        self.results = ResultChecker(ring.redactor(), point.pack.result_filter_hits, append)
+        """Tool results of this enforcer's sessions (``ResultChecker``): scanned, journaled."""
+
+    def _append_entries(self, entries: Sequence[Entry]) -> list[int]:
+        if isinstance(self.journal, GroupJournal):
+            return self.journal.append(entries)
+        if self._writer is None:  # pragma: no cover (only called with a journal)
+            raise UsageError("no journal to append to")
+        with self._writer.lock:
+            return self._writer.journal.append_encoded(list(entries))
 
     def _entries(self, decision: Decision) -> list[Entry]:
         return [(self._encoder.encode(decision), decision_fields(decision))]
 
-    def _settle(self, journal: Journal, decision: Decision) -> Decision:
+    def _settle(self, journal: Journal, decision: Decision) -> tuple[Decision, int]:
         """On the group writer's own connection: settle a request for approval and append it."""
         if self._keyring is None:  # only called with a keyring
             raise UsageError("settling an approval needs the journal's keyring")
-        return ApprovalBook(journal, self._keyring).append_settled(decision)[0]
+        return ApprovalBook(journal, self._keyring).append_settled(decision)
 
     def _journal(self, decision: Decision) -> Decision:
+        decision, index = self._journal_indexed(decision)
+        self.results.remember(decision, index)
+        return decision
+
+    def _journal_indexed(self, decision: Decision) -> tuple[Decision, int | None]:
         settle = self._keyring is not None and needs_settling(decision)
         if isinstance(self.journal, GroupJournal):
             if settle:
                 return self.journal.run(lambda j: self._settle(j, decision))
-            self.journal.append(self._entries(decision))
-        elif self._writer is not None:
+            return decision, self.journal.append(self._entries(decision))[0]
+        if self._writer is not None:
             if self._book is not None and settle:
                 with self._writer.lock:
-                    return self._book.append_settled(decision)[0]
-            self._writer.append([decision])
-        return decision
+                    return self._book.append_settled(decision)
+            return decision, self._writer.append([decision])[0]
+        return decision, None
 
     def _refused(self, request: Mapping[str, Any], exc: BaseException) -> Decision:
         log.warning("journal append failed, the call is refused: %s", type(exc).__name__)
@@ -149,9 +167,10 @@ class LocalEnforcer:
         if self._keyring is not None and needs_settling(decision):  # settled on the writer
             return await asyncio.to_thread(self.decide, request)
         try:
-            await self.journal.aappend(self._entries(decision))
+            [index] = await self.journal.aappend(self._entries(decision))
         except Exception as exc:  # noqa: BLE001 (fail closed: an unjournaled decision is not in force)
             return self._refused(request, exc)
+        self.results.remember(decision, index)
         return decision
 
     def close(self) -> None:

@@ -4,7 +4,10 @@
 call goes through ``wrap_tool_call`` / ``awrap_tool_call`` first. On ``deny`` the tool is not
 called and the model reads a ``ToolMessage(status="error")`` whose content is the refusal line
 and whose artifact is the decision's wire form; on ``block`` the run ends with
-``ToolBlockedError`` carrying the decision; ``allow`` and ``audit`` run the tool.
+``ToolBlockedError`` carrying the decision; ``allow`` and ``audit`` run the tool. The tool's
+``ToolMessage`` (content and artifact, also inside a ``Command``'s messages) then passes the
+result check (``ToolGuard.output``): findings become typed placeholders (``results="redact"``),
+or the message becomes the refusal (``"block"``); a result filter's match taints the session.
 Install with ``pip install 'refusalkit[langchain]'``.
 """
 
@@ -17,7 +20,7 @@ from langchain.agents.middleware import AgentMiddleware, ToolCallRequest
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from refusalkit.enforce import Enforcer
+from refusalkit.enforce import Enforcer, ResultMode
 from refusalkit.integrations._guard import Caller, ToolGuard, ToRequest, refused
 from refusalkit.model import Decision, refusal_line
 
@@ -47,9 +50,10 @@ class RefusalMiddleware(AgentMiddleware):
         *,
         caller: Caller | None = None,
         to_request: ToRequest | None = None,
+        results: ResultMode | str = ResultMode.REDACT,
     ) -> None:
         super().__init__()
-        self.guard = ToolGuard(enforcer, caller, to_request)
+        self.guard = ToolGuard(enforcer, caller, to_request, results=results)
 
     @property
     def name(self) -> str:
@@ -64,7 +68,8 @@ class RefusalMiddleware(AgentMiddleware):
         decision = self.guard.decide(call["name"], call["args"])
         if refused(decision):
             return _refusal_message(decision, request)
-        return handler(request)
+        result = handler(request)
+        return _checked(result, request, self.guard.output(call["name"], decision, _parts(result)))
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[_Result]]
@@ -74,4 +79,39 @@ class RefusalMiddleware(AgentMiddleware):
         decision = await self.guard.adecide(call["name"], call["args"])
         if refused(decision):
             return _refusal_message(decision, request)
-        return await handler(request)
+        result = await handler(request)
+        output = await self.guard.aoutput(call["name"], decision, _parts(result))
+        return _checked(result, request, output)
+
+
+def _messages(result: _Result) -> list[ToolMessage]:
+    """The tool messages a result carries (itself, or those of a ``Command``'s update)."""
+    if isinstance(result, ToolMessage):
+        return [result]
+    update = result.update if isinstance(result.update, dict) else {}
+    return [m for m in update.get("messages", ()) if isinstance(m, ToolMessage)]
+
+
+def _parts(result: _Result) -> list[list[Any]]:
+    """What the model (and the transcript) may read of a result: each message's content and
+    artifact, checked as one value."""
+    return [[m.content, m.artifact] for m in _messages(result)]
+
+
+def _checked(
+    result: _Result, request: ToolCallRequest, output: tuple[Any, Decision | None]
+) -> _Result:
+    """The result with its messages as checked, or the refusal that replaces it."""
+    messages = _messages(result)
+    checked, refusal = output
+    if refusal is not None:
+        return _refusal_message(refusal, request)
+    if checked == _parts(result):
+        return result
+    new = {id(m): m.model_copy(update={"content": c, "artifact": a})
+           for m, (c, a) in zip(messages, checked, strict=True)}  # fmt: skip
+    if isinstance(result, ToolMessage):
+        return new[id(result)]
+    update = dict(result.update) if isinstance(result.update, dict) else {}
+    update["messages"] = [new.get(id(m), m) for m in update.get("messages", ())]
+    return Command(graph=result.graph, update=update, resume=result.resume, goto=result.goto)
