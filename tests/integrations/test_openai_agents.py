@@ -23,9 +23,10 @@ from agents import (
 from agents.mcp import MCPServerStdio
 from agents.testing import ScriptedModel, assistant_message, function_call
 
-from refusalkit.integrations.openai_agents import refusal_guardrail
+from refusalkit.integrations.openai_agents import refusal_guardrail, refusal_guardrails
 from refusalkit.model import Action, Decision
 from support.live_service import Setup
+from support.tainting import POISONED, SECRET, assert_scanned_and_tainted
 
 set_tracing_disabled(disabled=True)
 
@@ -178,3 +179,55 @@ def test_arguments_that_could_be_read_two_ways_are_refused(setup: Setup, argumen
     Runner.run_sync(agent, "go")
     assert ran == []
     assert _tool_output(model).startswith("refused (unavailable by @unavailable, retryable: yes)")
+
+
+def _poisoned_run(setup: Setup, results: str = "redact") -> tuple[ScriptedModel, list[str]]:
+    ran: list[str] = []
+    guards = refusal_guardrails(setup.enforcer, caller=setup.caller, results=results)
+    rails = {"tool_input_guardrails": [guards[0]], "tool_output_guardrails": [guards[1]]}
+
+    @function_tool(**rails)
+    def fetch_page(url: str) -> str:
+        """Fetch a page."""
+        ran.append("fetch_page")
+        return POISONED
+
+    @function_tool(**rails)
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        ran.append("delete_file")
+        return "deleted"
+
+    model = ScriptedModel(
+        [
+            [function_call("fetch_page", {"url": "https://ci.example.org/log"}, call_id="c1")],
+            [function_call("delete_file", {"path": "/etc/passwd"}, call_id="c2")],
+            [assistant_message("done")],
+        ]
+    )
+    agent = Agent(name="worker", model=model, tools=[fetch_page, delete_file])
+    assert Runner.run_sync(agent, "go").final_output == "done"
+    return model, ran
+
+
+def _outputs(model: ScriptedModel) -> dict[str, str]:
+    last = model.calls[-1].input
+    return {
+        i["call_id"]: str(i["output"])
+        for i in last
+        if isinstance(i, dict) and i.get("type") == "function_call_output"
+    }
+
+
+def test_a_poisoned_output_is_redacted_and_taints_the_session(tainting: Setup) -> None:
+    model, ran = _poisoned_run(tainting)
+    outputs = _outputs(model)
+    assert_scanned_and_tainted(tainting, outputs["c1"], ran)
+    assert outputs["c2"].startswith("refused (policy-denied by after_poisoned_result")
+
+
+def test_block_mode_replaces_an_output_with_findings(tainting: Setup) -> None:
+    model, _ = _poisoned_run(tainting, results="block")
+    first = _outputs(model)["c1"]
+    assert SECRET not in first
+    assert first.startswith("refused (policy-denied by @results, retryable: no)")
