@@ -12,7 +12,7 @@ import pytest
 import refusalkit
 from refusalkit.client import Client
 from support.live_service import Deployment, ServerProcess, Setup, tools_deployment
-from support.tainting import TAINT_PACK
+from support.tainting import APPROVAL_PACK, TAINT_PACK
 
 
 @pytest.fixture(scope="module")
@@ -39,14 +39,24 @@ def setup(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Setup]:
         yield Setup("remote", client, deployment, deployment.journal, session)
 
 
-@pytest.fixture
-def tainting(tmp_path: Path) -> Iterator[Setup]:
-    """A local enforcer under a pack whose result filter taints the session, and whose rule then
-    refuses ``delete_file``; journaled to SQLite."""
-    deployment = tools_deployment(tmp_path / "taint")
-    deployment.pack.write_text(TAINT_PACK, encoding="utf-8")
-    journal = str(tmp_path / "taint.db")
+def _local(root: Path, pack: str) -> Iterator[Setup]:
+    deployment = tools_deployment(root)
+    deployment.pack.write_text(pack, encoding="utf-8")
+    journal = str(root / "journal.db")
     with refusalkit.enforcer(
         policy=deployment.pack, journal=journal, keyring=deployment.keyring_path
     ) as local:
         yield Setup("local", local, deployment, journal, f"s-{uuid.uuid4()}")
+
+
+@pytest.fixture
+def tainting(tmp_path: Path) -> Iterator[Setup]:
+    """A local enforcer under a pack whose result filter taints the session, and whose rule then
+    refuses ``delete_file``; journaled to SQLite."""
+    yield from _local(tmp_path / "taint", TAINT_PACK)
+
+
+@pytest.fixture
+def approving(tmp_path: Path) -> Iterator[Setup]:
+    """A local enforcer under a pack where pushing a release tag needs a person's approval."""
+    yield from _local(tmp_path / "approve", APPROVAL_PACK)

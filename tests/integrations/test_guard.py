@@ -76,6 +76,7 @@ def test_to_request_maps_names_and_caller_is_added() -> None:
         "tool": "fs.read",
         "args": {"path": "/a"},
         "caller": {"agent": "coder", "token": "t"},
+        "context": {"session": {"tainted": False, "taint": []}},
     }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from pathlib import Path
@@ -23,7 +24,13 @@ from agents import (
 from agents.mcp import MCPServerStdio
 from agents.testing import ScriptedModel, assistant_message, function_call
 
-from refusalkit.integrations.openai_agents import refusal_guardrail, refusal_guardrails
+from refusalkit.errors import ApprovalError
+from refusalkit.integrations.openai_agents import (
+    RefusalApprovals,
+    refusal_guardrail,
+    refusal_guardrails,
+)
+from refusalkit.journal import open_journal
 from refusalkit.model import Action, Decision
 from support.live_service import Setup
 from support.tainting import POISONED, SECRET, assert_scanned_and_tainted
@@ -231,3 +238,61 @@ def test_block_mode_replaces_an_output_with_findings(tainting: Setup) -> None:
     first = _outputs(model)["c1"]
     assert SECRET not in first
     assert first.startswith("refused (policy-denied by @results, retryable: no)")
+
+
+def _release(setup: Setup) -> tuple[RefusalApprovals, Agent[Any], list[str], ScriptedModel]:
+    ran: list[str] = []
+    approvals = RefusalApprovals(setup.enforcer, caller=setup.caller)  # type: ignore[arg-type]
+    guard = refusal_guardrail(setup.enforcer, caller=setup.caller)
+
+    @function_tool(
+        needs_approval=approvals.needs_approval("push_tag"), tool_input_guardrails=[guard]
+    )
+    def push_tag(ref: str) -> str:
+        """Push a tag."""
+        ran.append(ref)
+        return "pushed"
+
+    turns = [
+        [function_call("push_tag", {"ref": "refs/tags/v1.0.0"}, call_id="c1")],
+        [assistant_message("done")],
+    ]
+    model = ScriptedModel(turns * 2)
+    return approvals, Agent(name="release-bot", model=model, tools=[push_tag]), ran, model
+
+
+def test_an_approval_in_the_sdk_pause_records_a_grant_used_once(approving: Setup) -> None:
+    approvals, agent, ran, _ = _release(approving)
+    paused = Runner.run_sync(agent, "go")
+    [item] = paused.interruptions
+    assert ran == []
+    state = paused.to_state()
+    with pytest.raises(ApprovalError, match="cannot approve its own request"):
+        approvals.approve(state, item, approver="coder")
+    grant = approvals.approve(state, item, approver="alice")
+    assert Runner.run_sync(agent, state).final_output == "done"
+    assert ran == ["refs/tags/v1.0.0"]
+    records = approving.journaled()
+    [asked] = [r for r in records if r.get("reason_code") == "approval-required"]
+    [allowed] = [r for r in records if r.get("action") == "allow"]
+    assert allowed["matched_rule"] == "push_release_tag"
+    assert f"at journal index {grant}" in allowed["why_trail"][-1]["test"]
+    with open_journal(approving.journal, approving.deployment.keyring, create=False) as journal:
+        answer = json.loads(journal.entries(grant, grant + 1)[0])
+    assert answer["approver"] == "alice"
+    assert answer["request_id"] == asked["approval"]["request_id"]
+    # the same call again: the grant was used, so the SDK pauses again and nothing runs
+    again = Runner.run_sync(agent, "go")
+    assert len(again.interruptions) == 1
+    assert ran == ["refs/tags/v1.0.0"]
+    approving.verify()
+
+
+def test_an_approval_in_the_sdk_alone_lets_nothing_run(approving: Setup) -> None:
+    _, agent, ran, model = _release(approving)
+    paused = Runner.run_sync(agent, "go")
+    state = paused.to_state()
+    state.approve(paused.interruptions[0])  # no refusalkit grant: the guardrail still refuses
+    Runner.run_sync(agent, state)
+    assert ran == []
+    assert _outputs(model)["c1"].startswith("refused (approval-required by push_release_tag")

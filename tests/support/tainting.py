@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from support.live_service import Setup
 
-__all__ = ["POISONED", "SECRET", "TAINT_PACK", "assert_scanned_and_tainted"]
+__all__ = ["APPROVAL_PACK", "POISONED", "SECRET", "TAINT_PACK", "assert_scanned_and_tainted"]
 
 
 TAINT_PACK = """\
@@ -49,3 +49,18 @@ def assert_scanned_and_tainted(setup: Setup, seen: str, ran: list[str]) -> None:
     [refusal] = [r for r in records if r.get("matched_rule") == "after_poisoned_result"]
     assert refusal["action"] == "deny"
     setup.verify()
+
+
+APPROVAL_PACK = """\
+policy: approvals-test
+version: v1
+default: deny
+field_classes:
+  git-ref: {reveal: true}
+rules:
+  - id: push_release_tag
+    effect: require-approval
+    ttl: 15m
+    message: "Pushing a release tag needs a maintainer's approval."
+    when: {tool: push_tag, args.ref: {prefix: "refs/tags/", class: git-ref}}
+"""

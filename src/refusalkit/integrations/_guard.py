@@ -20,6 +20,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from refusalkit.approvals import ApprovalCheck
 from refusalkit.enforce import (
     Enforcer,
     LocalEnforcer,
@@ -98,6 +99,16 @@ class ToolGuard:
         session = request["caller"].get("session")
         request["context"] = {**request.get("context", {}), **self.checker.context(session)}
         return request
+
+    def approval(self, tool: str, args: Any) -> ApprovalCheck:
+        """Whether the call waits for a person (``LocalEnforcer.approval``: no grant is used).
+        A call whose request cannot be made, or an enforcer that cannot check here (the
+        service's ``Client``: its refusal names the request to answer), is not paused: its
+        decision refuses it."""
+        request = self._build(tool, args)
+        if isinstance(request, Decision) or not isinstance(self.enforcer, LocalEnforcer):
+            return ApprovalCheck(required=False, problem="no approval check: the call is decided")
+        return self.enforcer.approval(request)
 
     def output(self, tool: str, decision: Decision, output: Any) -> tuple[Any, Decision | None]:
         """The tool's output as the model may see it, or the refusal that replaces it."""

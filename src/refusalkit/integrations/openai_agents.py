@@ -13,15 +13,29 @@ tool_output_guardrails=[o])``) and every output of an allowed call passes the re
 (``ToolGuard.output``, the MCP gateway's path) before the model reads it: findings become typed
 placeholders (``results="redact"``) or the output becomes the refusal line (``"block"``), and a
 result filter's match taints the session, so the pack's rules can refuse later calls.
+
+``RefusalApprovals`` maps the SDK's approval pause to refusalkit's (docs/approvals.md): its
+``needs_approval(tool)`` is the tool's ``needs_approval`` (true while the pack asks for approval
+and no valid grant covers the exact call: the check uses up no grant, and journals the request
+for approval once); ``approve(state, item, approver=...)`` records a signed, journaled grant of
+that request and then approves the item in the SDK's ``RunState``; ``reject`` records a denial.
+The resumed call is then decided as any call is: ``allow`` once by the same rule, using the
+grant. An approval given in the SDK alone (``state.approve`` without a grant) lets nothing run:
+the input guardrail still refuses the call ``approval-required``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agents import (
+    RunContextWrapper,
+    RunState,
+    ToolApprovalItem,
     ToolGuardrailFunctionOutput,
     ToolInputGuardrail,
     ToolInputGuardrailData,
@@ -29,11 +43,13 @@ from agents import (
     ToolOutputGuardrailData,
 )
 
-from refusalkit.enforce import Enforcer, ResultMode, fail_closed
+from refusalkit.approvals import AnswerKind, ApprovalCheck
+from refusalkit.enforce import Enforcer, LocalEnforcer, ResultMode, fail_closed
+from refusalkit.errors import ApprovalError, UsageError
 from refusalkit.integrations._guard import Caller, ToolGuard, ToRequest, json_args
 from refusalkit.model import Action, Decision, refusal_line
 
-__all__ = ["refusal_guardrail", "refusal_guardrails"]
+__all__ = ["RefusalApprovals", "refusal_guardrail", "refusal_guardrails"]
 
 _CALLS = 4096  # decisions awaiting their call's output, at most
 _UNDECIDED = "the tool's output has no decision of its call (attach the input guardrail too)"
@@ -116,3 +132,72 @@ class _Guardrails:
             return ToolGuardrailFunctionOutput.reject_content(text, output_info=call)
 
         return ToolOutputGuardrail(guardrail_function=check, name=self.name)
+
+
+NeedsApproval = Callable[[RunContextWrapper[Any], dict[str, Any], str], Awaitable[bool]]
+
+
+class RefusalApprovals:
+    """The SDK's ``needs_approval`` pause, answered with refusalkit grants (module docstring)."""
+
+    def __init__(
+        self,
+        enforcer: LocalEnforcer,
+        *,
+        caller: Caller | None = None,
+        to_request: ToRequest | None = None,
+    ) -> None:
+        if not isinstance(enforcer, LocalEnforcer):
+            raise UsageError(
+                "RefusalApprovals needs a local enforcer with a journal and its keyring",
+                hint="With the service, answer requests with `POST /v1/approvals/{id}/grant`.",
+            )
+        self.enforcer = enforcer
+        self.guard = ToolGuard(enforcer, caller, to_request)
+        self.asked: OrderedDict[str, ApprovalCheck] = OrderedDict()
+
+    def needs_approval(self, tool: str) -> NeedsApproval:
+        """The ``needs_approval`` of the function tool named ``tool``."""
+
+        async def check(_ctx: RunContextWrapper[Any], args: dict[str, Any], call_id: str) -> bool:
+            found = await asyncio.to_thread(self.guard.approval, tool, args)
+            self.asked[call_id] = found
+            while len(self.asked) > _CALLS:
+                self.asked.popitem(last=False)
+            return found.required
+
+        return check
+
+    def request_of(self, item: ToolApprovalItem) -> ApprovalCheck:
+        """The approval check behind one of the SDK's interruptions."""
+        found = self.asked.get(item.call_id or "")
+        if found is None or found.request_id is None:
+            raise ApprovalError(
+                "no request for approval is known for this interruption",
+                hint="Give the tool needs_approval=approvals.needs_approval(NAME).",
+            )
+        return found
+
+    def approve(
+        self, state: RunState[Any], item: ToolApprovalItem, *, approver: str,
+        ttl_s: int | None = None,
+    ) -> int:  # fmt: skip
+        """Grant the request behind ``item`` as ``approver`` (signed, journaled), then approve
+        the item in ``state``; the grant's journal index. ``ApprovalError`` when refused (an
+        agent approving its own request, a lapsed or answered request): nothing is approved."""
+        found = self.request_of(item)
+        index, _ = self.enforcer.answer(AnswerKind.GRANT, str(found.request_id), approver,
+                                        ttl_s=ttl_s)  # fmt: skip
+        state.approve(item)
+        return index
+
+    def reject(
+        self, state: RunState[Any], item: ToolApprovalItem, *, approver: str,
+        reason: str | None = None,
+    ) -> int:  # fmt: skip
+        """Deny the request behind ``item`` (signed, journaled), then reject it in ``state``."""
+        found = self.request_of(item)
+        index, _ = self.enforcer.answer(AnswerKind.DENIAL, str(found.request_id), approver,
+                                        reason=reason)  # fmt: skip
+        state.reject(item, rejection_message=reason)
+        return index
