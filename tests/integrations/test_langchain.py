@@ -16,10 +16,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import BaseTool, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 from pydantic import Field
 
 from refusalkit.enforce import ToolBlockedError
 from refusalkit.integrations.langchain import RefusalMiddleware
+from refusalkit.journal import open_journal
 from refusalkit.model import ReasonCode
 from support.live_service import Setup
 from support.tainting import POISONED, SECRET, assert_scanned_and_tainted
@@ -239,3 +242,79 @@ def test_block_mode_replaces_a_result_with_findings(tainting: Setup) -> None:
     )
     actions = [r["action"] for r in tainting.journaled()]
     assert actions == ["allow", "block", "deny"]
+
+
+def _release_agent(setup: Setup, ran: list[str]) -> Any:
+    @tool
+    def push_tag(ref: str) -> str:
+        """Push a tag."""
+        ran.append(ref)
+        return "pushed"
+
+    model = PlannedModel(calls=[{"name": "push_tag", "args": {"ref": "refs/tags/v1.0.0"}}])
+    guard = RefusalMiddleware(setup.enforcer, caller=setup.caller, approvals=True)
+    return create_agent(model, tools=[push_tag], middleware=[guard], checkpointer=InMemorySaver())
+
+
+def _paused(agent: Any, thread: str) -> dict[str, Any]:
+    """Run until the graph pauses; the interrupt's value."""
+    out = agent.invoke({"messages": [{"role": "user", "content": "go"}]}, _thread(thread))
+    [pause] = out["__interrupt__"]
+    assert isinstance(pause.value, dict)
+    return pause.value
+
+
+def _thread(name: str) -> Any:
+    return {"configurable": {"thread_id": name}}
+
+
+def _last_tool_message(out: dict[str, Any]) -> str:
+    return str([m for m in out["messages"] if isinstance(m, ToolMessage)][-1].content)
+
+
+def test_an_interrupt_answered_by_a_person_records_a_grant_used_once(approving: Setup) -> None:
+    ran: list[str] = []
+    agent = _release_agent(approving, ran)
+    asked = _paused(agent, "t1")
+    assert asked["required"] is True
+    assert asked["request"]["tool"] == "push_tag"
+    # the agent answering its own request records nothing: the call stays refused
+    out = agent.invoke(Command(resume={"approve": True, "approver": "coder"}), _thread("t1"))
+    assert ran == []
+    assert _last_tool_message(out).startswith("refused (approval-required by push_release_tag")
+    # a person approves in the graph's own pause: the same request, granted, used once
+    agent = _release_agent(approving, ran)
+    request_id = _paused(agent, "t2")["request"]["request_id"]
+    agent.invoke(Command(resume={"approve": True, "approver": "alice"}), _thread("t2"))
+    assert ran == ["refs/tags/v1.0.0"]
+    records = approving.journaled()
+    [allowed] = [r for r in records if r.get("action") == "allow"]
+    assert allowed["matched_rule"] == "push_release_tag"
+    assert allowed["why_trail"][-1]["rule"] == "@approval"
+    assert allowed["approval"]["request_id"] == request_id
+    # replay after use: the graph pauses again, and a forged resume alone runs nothing
+    agent = _release_agent(approving, ran)
+    used = f"was already used by the decision at journal index {allowed_index(approving)}"
+    assert _paused(agent, "t3")["problem"].endswith(used)
+    agent.invoke(Command(resume={"approve": "yes"}), _thread("t3"))
+    assert ran == ["refs/tags/v1.0.0"]
+    approving.verify()
+
+
+def allowed_index(setup: Setup) -> int:
+    """The journal index of the (one) allow decision."""
+    with open_journal(setup.journal, setup.deployment.keyring, create=False) as journal:
+        [(index, _)] = list(journal.query(session=setup.session, action="allow"))
+    return index
+
+
+def test_a_person_denying_in_the_pause_refuses_the_call(approving: Setup) -> None:
+    ran: list[str] = []
+    agent = _release_agent(approving, ran)
+    _paused(agent, "t1")
+    resume = {"approve": False, "approver": "alice", "reason": "not during the freeze"}
+    out = agent.invoke(Command(resume=resume), _thread("t1"))
+    assert ran == []
+    assert _last_tool_message(out).startswith("refused (approval-required by push_release_tag")
+    [decided] = [r for r in approving.journaled() if r.get("why_trail")][-1:]
+    assert "refused by alice" in decided["why_trail"][-1]["detail"]

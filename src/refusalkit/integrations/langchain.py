@@ -8,25 +8,40 @@ and whose artifact is the decision's wire form; on ``block`` the run ends with
 ``ToolMessage`` (content and artifact, also inside a ``Command``'s messages) then passes the
 result check (``ToolGuard.output``): findings become typed placeholders (``results="redact"``),
 or the message becomes the refusal (``"block"``); a result filter's match taints the session.
+
+With ``approvals=True`` (the graph needs a checkpointer), a call the pack asks a person to
+approve, and that no valid grant covers, pauses the graph with LangGraph's ``interrupt``; the
+value shows the request for approval (journaled once; the check uses up no grant). Resume with
+``Command(resume={"approve": true, "approver": NAME})`` (optionally ``"ttl_s"``, or ``"approve":
+false`` with a ``"reason"``): the answer is recorded as a signed, journaled refusalkit grant or
+denial of that request (``LocalEnforcer.answer``; an agent cannot answer its own request), and
+the call is then decided as any call is: ``allow`` once by the same rule, using the grant. The
+resumed value alone grants nothing: without a recorded grant the call is refused
+``approval-required``.
 Install with ``pip install 'refusalkit[langchain]'``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ToolCallRequest
 from langchain_core.messages import ToolMessage
-from langgraph.types import Command
+from langgraph.types import Command, interrupt
 
-from refusalkit.enforce import Enforcer, ResultMode
+from refusalkit.approvals import AnswerKind, ApprovalCheck
+from refusalkit.enforce import Enforcer, LocalEnforcer, ResultMode
+from refusalkit.errors import RefusalkitError
 from refusalkit.integrations._guard import Caller, ToolGuard, ToRequest, refused
 from refusalkit.model import Decision, refusal_line
 
 __all__ = ["RefusalMiddleware"]
 
 _Result = ToolMessage | Command[Any]
+log = logging.getLogger("refusalkit.integrations")
 
 
 def _refusal_message(decision: Decision, request: ToolCallRequest) -> ToolMessage:
@@ -51,20 +66,38 @@ class RefusalMiddleware(AgentMiddleware):
         caller: Caller | None = None,
         to_request: ToRequest | None = None,
         results: ResultMode | str = ResultMode.REDACT,
+        approvals: bool = False,
     ) -> None:
         super().__init__()
         self.guard = ToolGuard(enforcer, caller, to_request, results=results)
+        self.approvals = approvals
 
     @property
     def name(self) -> str:
         """The middleware's name in the agent graph."""
         return "RefusalMiddleware"
 
+    def _answered(self, found: ApprovalCheck) -> None:
+        """Pause for a person when the call waits for one; record their answer as refusalkit's.
+        A malformed or refused answer records nothing (the call's decision then refuses it)."""
+        if not found.required or found.request_id is None:
+            return
+        value = interrupt({"refusalkit": "approval-required", **found.to_dict()})
+        enforcer = self.guard.enforcer
+        try:
+            kind, approver, reason, ttl = _answer(value)
+            if isinstance(enforcer, LocalEnforcer):
+                enforcer.answer(kind, found.request_id, approver, ttl_s=ttl, reason=reason)
+        except (TypeError, RefusalkitError) as exc:
+            log.warning("an approval answer was not recorded: %s", exc)
+
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], _Result]
     ) -> _Result:
         """Decide, then call the tool only if the decision lets it run."""
         call = request.tool_call
+        if self.approvals:
+            self._answered(self.guard.approval(call["name"], call["args"]))
         decision = self.guard.decide(call["name"], call["args"])
         if refused(decision):
             return _refusal_message(decision, request)
@@ -76,12 +109,27 @@ class RefusalMiddleware(AgentMiddleware):
     ) -> _Result:
         """``wrap_tool_call`` for ``ainvoke`` / ``astream``."""
         call = request.tool_call
+        if self.approvals:
+            found = await asyncio.to_thread(self.guard.approval, call["name"], call["args"])
+            self._answered(found)
         decision = await self.guard.adecide(call["name"], call["args"])
         if refused(decision):
             return _refusal_message(decision, request)
         result = await handler(request)
         output = await self.guard.aoutput(call["name"], decision, _parts(result))
         return _checked(result, request, output)
+
+
+def _answer(value: Any) -> tuple[AnswerKind, str, str | None, int | None]:
+    """A resumed value: ``{"approve": bool, "approver": NAME, "reason"?, "ttl_s"?}``."""
+    if not isinstance(value, Mapping) or not isinstance(value.get("approve"), bool):
+        raise TypeError("resume with {'approve': true|false, 'approver': NAME}")
+    approver, reason, ttl = value.get("approver"), value.get("reason"), value.get("ttl_s")
+    if not isinstance(approver, str) or not isinstance(reason, str | None):
+        raise TypeError("the approver (and any reason) must be text")
+    if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int)):
+        raise TypeError("ttl_s must be a whole number of seconds")
+    return AnswerKind.GRANT if value["approve"] else AnswerKind.DENIAL, approver, reason, ttl
 
 
 def _messages(result: _Result) -> list[ToolMessage]:
