@@ -41,7 +41,7 @@ from refusalkit.model import Decision, refusal_line
 __all__ = ["RefusalMiddleware"]
 
 _Result = ToolMessage | Command[Any]
-log = logging.getLogger("refusalkit.integrations")
+_log = logging.getLogger("refusalkit.integrations")
 
 
 def _refusal_message(decision: Decision, request: ToolCallRequest) -> ToolMessage:
@@ -89,7 +89,7 @@ class RefusalMiddleware(AgentMiddleware):
             if isinstance(enforcer, LocalEnforcer):
                 enforcer.answer(kind, found.request_id, approver, ttl_s=ttl, reason=reason)
         except (TypeError, RefusalkitError) as exc:
-            log.warning("an approval answer was not recorded: %s", exc)
+            _log.warning("an approval answer was not recorded: %s", exc)
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], _Result]

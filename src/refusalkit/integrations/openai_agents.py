@@ -134,7 +134,7 @@ class _Guardrails:
         return ToolOutputGuardrail(guardrail_function=check, name=self.name)
 
 
-NeedsApproval = Callable[[RunContextWrapper[Any], dict[str, Any], str], Awaitable[bool]]
+_NeedsApproval = Callable[[RunContextWrapper[Any], dict[str, Any], str], Awaitable[bool]]
 
 
 class RefusalApprovals:
@@ -156,7 +156,7 @@ class RefusalApprovals:
         self.guard = ToolGuard(enforcer, caller, to_request)
         self.asked: OrderedDict[str, ApprovalCheck] = OrderedDict()
 
-    def needs_approval(self, tool: str) -> NeedsApproval:
+    def needs_approval(self, tool: str) -> _NeedsApproval:
         """The ``needs_approval`` of the function tool named ``tool``."""
 
         async def check(_ctx: RunContextWrapper[Any], args: dict[str, Any], call_id: str) -> bool:
