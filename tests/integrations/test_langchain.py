@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 pytest.importorskip("langchain", reason="the langchain extra is not installed")
 
@@ -20,8 +22,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from pydantic import Field
 
+from refusalkit.approvals import AnswerKind
 from refusalkit.enforce import ToolBlockedError
-from refusalkit.integrations.langchain import RefusalMiddleware
+from refusalkit.integrations.langchain import RefusalMiddleware, _answer
 from refusalkit.journal import open_journal
 from refusalkit.model import ReasonCode
 from support.live_service import Setup
@@ -318,3 +321,29 @@ def test_a_person_denying_in_the_pause_refuses_the_call(approving: Setup) -> Non
     assert _last_tool_message(out).startswith("refused (approval-required by push_release_tag")
     [decided] = [r for r in approving.journaled() if r.get("why_trail")][-1:]
     assert "refused by alice" in decided["why_trail"][-1]["detail"]
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_resumes = _json | st.fixed_dictionaries(
+    {"approve": _json, "approver": _json}, optional={"reason": _json, "ttl_s": _json}
+)
+
+
+@given(_resumes)
+def test_a_resumed_value_is_an_answer_or_a_type_error(value: Any) -> None:
+    """Whatever a graph is resumed with, the parse gives a well-typed answer or ``TypeError``
+    (which records nothing): never another exception, never a grant from a non-boolean."""
+    try:
+        kind, approver, reason, ttl = _answer(value)
+    except TypeError:
+        return
+    assert value["approve"] is (kind is AnswerKind.GRANT)
+    assert isinstance(approver, str)
+    assert reason is None or isinstance(reason, str)
+    assert ttl is None or (isinstance(ttl, int) and not isinstance(ttl, bool))
