@@ -296,3 +296,35 @@ def test_an_approval_in_the_sdk_alone_lets_nothing_run(approving: Setup) -> None
     Runner.run_sync(agent, state)
     assert ran == []
     assert _outputs(model)["c1"].startswith("refused (approval-required by push_release_tag")
+
+
+def test_server_wide_output_guardrail_on_an_mcp_server(tainting: Setup, tmp_path: Path) -> None:
+    ran_log = tmp_path / "ran.log"
+    ran_log.touch()
+    script = Path(__file__).with_name("mcp_tools_server.py")
+    model = ScriptedModel(
+        [
+            [function_call("fetch_page", {"url": "https://ci.example.org"}, call_id="c1")],
+            [function_call("delete_file", {"path": "/etc/passwd"}, call_id="c2")],
+            [assistant_message("done")],
+        ]
+    )
+    guards = refusal_guardrails(tainting.enforcer, caller=tainting.caller)
+
+    async def run() -> None:
+        server = MCPServerStdio(
+            params={
+                "command": sys.executable,
+                "args": [str(script)],
+                "env": {**os.environ, "RAN_LOG": str(ran_log)},
+            },
+            tool_input_guardrails=[guards[0]],
+            tool_output_guardrails=[guards[1]],
+        )
+        async with server:
+            await Runner.run(Agent(name="worker", model=model, mcp_servers=[server]), "go")
+
+    asyncio.run(run())
+    outputs = _outputs(model)
+    assert_scanned_and_tainted(tainting, outputs["c1"], ran_log.read_text().split())
+    assert outputs["c2"].startswith("refused (policy-denied by after_poisoned_result")
