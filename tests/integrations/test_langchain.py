@@ -311,6 +311,18 @@ def allowed_index(setup: Setup) -> int:
     return index
 
 
+def test_a_grant_in_the_pause_of_an_async_graph(approving: Setup) -> None:
+    ran: list[str] = []
+    agent = _release_agent(approving, ran)
+    question = {"messages": [{"role": "user", "content": "go"}]}
+    out = asyncio.run(agent.ainvoke(question, _thread("a1")))
+    assert out["__interrupt__"][0].value["required"] is True
+    assert ran == []
+    resume = Command(resume={"approve": True, "approver": "alice"})
+    asyncio.run(agent.ainvoke(resume, _thread("a1")))
+    assert ran == ["refs/tags/v1.0.0"]
+
+
 def test_a_person_denying_in_the_pause_refuses_the_call(approving: Setup) -> None:
     ran: list[str] = []
     agent = _release_agent(approving, ran)
