@@ -32,7 +32,8 @@ PUBLIC: dict[str, list[str]] = {
         "require_baseline", "verify_receipt",
     ],
     "refusalkit.approvals": [
-        "DENIAL_SCHEMA", "GRANT_SCHEMA", "Answer", "AnswerKind", "ApprovalBook", "PendingRequest",
+        "DENIAL_SCHEMA", "GRANT_SCHEMA", "Answer", "AnswerKind", "ApprovalBook", "ApprovalCheck",
+        "PendingRequest",
         "Resolution", "answer_problem", "claim_of", "needs_settling", "resolve",
     ],
     "refusalkit.chat": [
@@ -50,8 +51,8 @@ PUBLIC: dict[str, list[str]] = {
         "mint_token", "public_key_from_seed", "run_cases",
     ],
     "refusalkit.enforce": [
-        "Enforcer", "GroupJournal", "JournalWriter", "LocalEnforcer", "ToolBlockedError",
-        "enforcer", "fail_closed",
+        "Enforcer", "GroupJournal", "JournalWriter", "LocalEnforcer", "ResultChecker",
+        "ResultMode", "ToolBlockedError", "enforcer", "fail_closed",
     ],
     "refusalkit.errors": [
         "ApprovalError", "CalibrationError", "CalibrationSetError", "ChatError", "ClaimTakenError",
@@ -64,7 +65,9 @@ PUBLIC: dict[str, list[str]] = {
     "refusalkit.examples": ["EXAMPLES_DIR", "example_path"],
     "refusalkit.integrations": ["Caller", "ToRequest", "ToolGuard", "json_args"],
     "refusalkit.integrations.langchain": ["RefusalMiddleware"],
-    "refusalkit.integrations.openai_agents": ["refusal_guardrail"],
+    "refusalkit.integrations.openai_agents": [
+        "RefusalApprovals", "refusal_guardrail", "refusal_guardrails",
+    ],
     "refusalkit.integrations.pydantic_ai": ["RefusalCapability"],
     "refusalkit.journal": [
         "Checkpoint", "CheckpointScheduler", "Cosigner", "Entry", "EquivocationError", "Evidence",

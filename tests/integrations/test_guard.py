@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import refusalkit
+from refusalkit.enforce import ResultChecker
+from refusalkit.errors import UsageError
 from refusalkit.integrations import ToolGuard, json_args
 from refusalkit.model import Action, Decision, ReasonCode
+from support.live_service import tools_deployment
 
 json_values = st.recursive(
     st.none()
@@ -76,6 +81,7 @@ def test_to_request_maps_names_and_caller_is_added() -> None:
         "tool": "fs.read",
         "args": {"path": "/a"},
         "caller": {"agent": "coder", "token": "t"},
+        "context": {"session": {"tainted": False, "taint": []}},
     }
 
 
@@ -98,3 +104,53 @@ def test_an_enforcer_that_raises_or_answers_nonsense_refuses(answer: Any) -> Non
     for decision in (guard.decide("t", {}), asyncio.run(guard.adecide("t", {}))):
         assert (decision.action, decision.reason_code) == (Action.DENY, ReasonCode.UNAVAILABLE)
         assert "the enforcer failed" in (decision.why_trail[-1].detail or "")
+
+
+_KEY = "AKIAQ3EGRT5WZ7XK2LMN"
+
+
+def _with_key(value: Any, path: list[int]) -> Any:
+    """``value`` with the key put into one of its strings (or as the whole value)."""
+    if isinstance(value, str):
+        at = path[0] % (len(value) + 1) if path else 0
+        return f"{value[:at]} {_KEY} {value[at:]}"
+    if isinstance(value, list) and value:
+        i = (path[0] if path else 0) % len(value)
+        return [_with_key(v, path[1:]) if n == i else v for n, v in enumerate(value)]
+    if isinstance(value, dict) and value:
+        keys = list(value)
+        k = keys[(path[0] if path else 0) % len(keys)]
+        return {**value, k: _with_key(value[k], path[1:])}
+    return [value, _KEY]
+
+
+@given(json_values, st.lists(st.integers(min_value=0, max_value=50), max_size=6))
+def test_a_key_anywhere_in_an_output_never_reaches_the_model(value: Any, path: list[int]) -> None:
+    checker = ResultChecker.unjournaled()
+    call = ToolGuard(_Recorder()).decide("fetch", {})
+    output, refusal = checker.check("fetch", call, _with_key(value, path))
+    assert refusal is None
+    assert _KEY not in json.dumps(output)
+    assert "[secret:aws_access_key_id <redacted:" in json.dumps(output)
+
+
+def test_a_result_that_cannot_be_journaled_is_withheld(tmp_path: Path) -> None:
+    deployment = tools_deployment(tmp_path)
+    local = refusalkit.enforcer(
+        policy=deployment.pack, journal=tmp_path / "j.db", keyring=deployment.keyring_path
+    )
+    guard = ToolGuard(local, lambda: {"agent": "coder", "session": "s-1"})
+    call = guard.decide("read_file", {"path": "/a"})
+    local.close()  # the journal is gone: the result's record cannot be written
+    output, refusal = guard.output("read_file", call, f"key={_KEY}")
+    assert output is None
+    assert refusal is not None
+    assert (refusal.action, refusal.reason_code) == (Action.DENY, ReasonCode.UNAVAILABLE)
+
+
+def test_approvals_need_a_local_enforcer() -> None:
+    from refusalkit.integrations.openai_agents import RefusalApprovals  # noqa: PLC0415
+
+    with pytest.raises(UsageError, match="local enforcer"):
+        RefusalApprovals(_Recorder())  # type: ignore[arg-type]
+    assert not ToolGuard(_Recorder()).approval("git.push", {}).required

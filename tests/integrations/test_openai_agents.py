@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from pathlib import Path
@@ -23,9 +24,16 @@ from agents import (
 from agents.mcp import MCPServerStdio
 from agents.testing import ScriptedModel, assistant_message, function_call
 
-from refusalkit.integrations.openai_agents import refusal_guardrail
+from refusalkit.errors import ApprovalError
+from refusalkit.integrations.openai_agents import (
+    RefusalApprovals,
+    refusal_guardrail,
+    refusal_guardrails,
+)
+from refusalkit.journal import open_journal
 from refusalkit.model import Action, Decision
 from support.live_service import Setup
+from support.tainting import POISONED, SECRET, assert_scanned_and_tainted
 
 set_tracing_disabled(disabled=True)
 
@@ -178,3 +186,145 @@ def test_arguments_that_could_be_read_two_ways_are_refused(setup: Setup, argumen
     Runner.run_sync(agent, "go")
     assert ran == []
     assert _tool_output(model).startswith("refused (unavailable by @unavailable, retryable: yes)")
+
+
+def _poisoned_run(setup: Setup, results: str = "redact") -> tuple[ScriptedModel, list[str]]:
+    ran: list[str] = []
+    guards = refusal_guardrails(setup.enforcer, caller=setup.caller, results=results)
+    rails = {"tool_input_guardrails": [guards[0]], "tool_output_guardrails": [guards[1]]}
+
+    @function_tool(**rails)
+    def fetch_page(url: str) -> str:
+        """Fetch a page."""
+        ran.append("fetch_page")
+        return POISONED
+
+    @function_tool(**rails)
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        ran.append("delete_file")
+        return "deleted"
+
+    model = ScriptedModel(
+        [
+            [function_call("fetch_page", {"url": "https://ci.example.org/log"}, call_id="c1")],
+            [function_call("delete_file", {"path": "/etc/passwd"}, call_id="c2")],
+            [assistant_message("done")],
+        ]
+    )
+    agent = Agent(name="worker", model=model, tools=[fetch_page, delete_file])
+    assert Runner.run_sync(agent, "go").final_output == "done"
+    return model, ran
+
+
+def _outputs(model: ScriptedModel) -> dict[str, str]:
+    last = model.calls[-1].input
+    return {
+        i["call_id"]: str(i["output"])
+        for i in last
+        if isinstance(i, dict) and i.get("type") == "function_call_output"
+    }
+
+
+def test_a_poisoned_output_is_redacted_and_taints_the_session(tainting: Setup) -> None:
+    model, ran = _poisoned_run(tainting)
+    outputs = _outputs(model)
+    assert_scanned_and_tainted(tainting, outputs["c1"], ran)
+    assert outputs["c2"].startswith("refused (policy-denied by after_poisoned_result")
+
+
+def test_block_mode_replaces_an_output_with_findings(tainting: Setup) -> None:
+    model, _ = _poisoned_run(tainting, results="block")
+    first = _outputs(model)["c1"]
+    assert SECRET not in first
+    assert first.startswith("refused (policy-denied by @results, retryable: no)")
+
+
+def _release(setup: Setup) -> tuple[RefusalApprovals, Agent[Any], list[str], ScriptedModel]:
+    ran: list[str] = []
+    approvals = RefusalApprovals(setup.enforcer, caller=setup.caller)  # type: ignore[arg-type]
+    guard = refusal_guardrail(setup.enforcer, caller=setup.caller)
+
+    @function_tool(
+        needs_approval=approvals.needs_approval("push_tag"), tool_input_guardrails=[guard]
+    )
+    def push_tag(ref: str) -> str:
+        """Push a tag."""
+        ran.append(ref)
+        return "pushed"
+
+    turns = [
+        [function_call("push_tag", {"ref": "refs/tags/v1.0.0"}, call_id="c1")],
+        [assistant_message("done")],
+    ]
+    model = ScriptedModel(turns * 2)
+    return approvals, Agent(name="release-bot", model=model, tools=[push_tag]), ran, model
+
+
+def test_an_approval_in_the_sdk_pause_records_a_grant_used_once(approving: Setup) -> None:
+    approvals, agent, ran, _ = _release(approving)
+    paused = Runner.run_sync(agent, "go")
+    [item] = paused.interruptions
+    assert ran == []
+    state = paused.to_state()
+    with pytest.raises(ApprovalError, match="cannot approve its own request"):
+        approvals.approve(state, item, approver="coder")
+    grant = approvals.approve(state, item, approver="alice")
+    assert Runner.run_sync(agent, state).final_output == "done"
+    assert ran == ["refs/tags/v1.0.0"]
+    records = approving.journaled()
+    [asked] = [r for r in records if r.get("reason_code") == "approval-required"]
+    [allowed] = [r for r in records if r.get("action") == "allow"]
+    assert allowed["matched_rule"] == "push_release_tag"
+    assert f"at journal index {grant}" in allowed["why_trail"][-1]["test"]
+    with open_journal(approving.journal, approving.deployment.keyring, create=False) as journal:
+        answer = json.loads(journal.entries(grant, grant + 1)[0])
+    assert answer["approver"] == "alice"
+    assert answer["request_id"] == asked["approval"]["request_id"]
+    # the same call again: the grant was used, so the SDK pauses again and nothing runs
+    again = Runner.run_sync(agent, "go")
+    assert len(again.interruptions) == 1
+    assert ran == ["refs/tags/v1.0.0"]
+    approving.verify()
+
+
+def test_an_approval_in_the_sdk_alone_lets_nothing_run(approving: Setup) -> None:
+    _, agent, ran, model = _release(approving)
+    paused = Runner.run_sync(agent, "go")
+    state = paused.to_state()
+    state.approve(paused.interruptions[0])  # no refusalkit grant: the guardrail still refuses
+    Runner.run_sync(agent, state)
+    assert ran == []
+    assert _outputs(model)["c1"].startswith("refused (approval-required by push_release_tag")
+
+
+def test_server_wide_output_guardrail_on_an_mcp_server(tainting: Setup, tmp_path: Path) -> None:
+    ran_log = tmp_path / "ran.log"
+    ran_log.touch()
+    script = Path(__file__).with_name("mcp_tools_server.py")
+    model = ScriptedModel(
+        [
+            [function_call("fetch_page", {"url": "https://ci.example.org"}, call_id="c1")],
+            [function_call("delete_file", {"path": "/etc/passwd"}, call_id="c2")],
+            [assistant_message("done")],
+        ]
+    )
+    guards = refusal_guardrails(tainting.enforcer, caller=tainting.caller)
+
+    async def run() -> None:
+        server = MCPServerStdio(
+            params={
+                "command": sys.executable,
+                "args": [str(script)],
+                "env": {**os.environ, "RAN_LOG": str(ran_log)},
+            },
+            tool_input_guardrails=[guards[0]],
+            tool_output_guardrails=[guards[1]],
+        )
+        async with server:
+            await Runner.run(Agent(name="worker", model=model, mcp_servers=[server]), "go")
+
+    asyncio.run(run())
+    outputs = _outputs(model)
+    assert_scanned_and_tainted(tainting, outputs["c1"], ran_log.read_text().split())
+    assert outputs["c2"].startswith("refused (policy-denied by after_poisoned_result")

@@ -24,6 +24,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from refusalkit.enforce import ToolBlockedError
 from refusalkit.integrations.pydantic_ai import RefusalCapability
 from support.live_service import Setup
+from support.tainting import POISONED, SECRET, assert_scanned_and_tainted
 
 
 class Script:
@@ -168,3 +169,63 @@ def test_the_decision_is_on_the_arguments_the_tool_runs_with(setup: Setup) -> No
     assert ran == []  # the rewritten call was decided, and refused
     [part] = script.answer_parts()
     assert str(part.content).startswith("refused (policy-denied by no_etc, retryable: no)")
+
+
+class Plan:
+    """Makes each planned tool call in turn, then answers; keeps every input."""
+
+    def __init__(self, calls: list[tuple[str, dict[str, Any]]]) -> None:
+        self.calls = calls
+        self.seen: list[list[ModelMessage]] = []
+
+    def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        self.seen.append(list(messages))
+        step = len(self.seen)
+        if step <= len(self.calls):
+            name, args = self.calls[step - 1]
+            return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f"c{step}")])
+        return ModelResponse(parts=[TextPart("done")])
+
+    def returns(self) -> dict[str, str]:
+        """What the model read for each call, by call id."""
+        return {
+            part.tool_call_id: str(part.content)
+            for message in self.seen[-1]
+            if isinstance(message, ModelRequest)
+            for part in message.parts
+            if isinstance(part, ToolReturnPart)
+        }
+
+
+def _poisoned_agent(setup: Setup, plan: Plan, ran: list[str], **kw: Any) -> Agent[None, str]:
+    def fetch_page(url: str) -> str:
+        """Fetch a page."""
+        ran.append("fetch_page")
+        return POISONED
+
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        ran.append("delete_file")
+        return "deleted"
+
+    capability = RefusalCapability(setup.enforcer, caller=setup.caller, **kw)
+    return Agent(FunctionModel(plan), tools=[fetch_page, delete_file], capabilities=[capability])
+
+
+def test_a_poisoned_result_is_redacted_and_taints_the_session(tainting: Setup) -> None:
+    ran: list[str] = []
+    plan = Plan([("fetch_page", {"url": "https://ci.example.org/log"}),
+                 ("delete_file", {"path": "/etc/passwd"})])  # fmt: skip
+    assert _poisoned_agent(tainting, plan, ran).run_sync("go").output == "done"
+    returns = plan.returns()
+    assert_scanned_and_tainted(tainting, returns["c1"], ran)
+    assert returns["c2"].startswith("refused (policy-denied by after_poisoned_result")
+
+
+def test_block_mode_replaces_a_result_with_findings(tainting: Setup) -> None:
+    ran: list[str] = []
+    plan = Plan([("fetch_page", {"url": "u"})])
+    _poisoned_agent(tainting, plan, ran, results="block").run_sync("go")
+    first = plan.returns()["c1"]
+    assert SECRET not in first
+    assert first.startswith("refused (policy-denied by @results, retryable: no)")

@@ -13,6 +13,9 @@ The shared internal layer):
 - ``source``: the YAML/JSON reader that maps key paths to lines (pack, cases, mapping files).
 - ``texts``: the stage message texts, written once.
 - ``failclosed``: the one builder of a fail-closed decision, and the one safe request digest.
+- ``results``: a tool result checked before a model reads it (the scanner handed in), session
+  taint, the result record and the ``@results`` refusal: the MCP gateway's and the framework
+  integrations' one path.
 - ``keys``, ``auth``, ``apierrors``: the API-key store and scopes, the key check, and the typed
   JSON error body that the service and the MCP proxy share (``apierrors`` needs Starlette, which
   both have; nothing here needs FastAPI).

@@ -8,7 +8,7 @@ transaction that appends the allow.
 
 from __future__ import annotations
 
-from refusalkit.approvals._book import ApprovalBook, PendingRequest, needs_settling
+from refusalkit.approvals._book import ApprovalBook, ApprovalCheck, PendingRequest, needs_settling
 from refusalkit.approvals._records import DENIAL_SCHEMA, GRANT_SCHEMA, Answer, AnswerKind
 from refusalkit.approvals._rules import Resolution, answer_problem, claim_of, resolve
 
@@ -18,6 +18,7 @@ __all__ = [
     "Answer",
     "AnswerKind",
     "ApprovalBook",
+    "ApprovalCheck",
     "PendingRequest",
     "Resolution",
     "answer_problem",

@@ -32,7 +32,7 @@ from refusalkit.journal import Journal
 from refusalkit.keyring import Keyring
 from refusalkit.model import Decision, ReasonCode, format_timestamp, now_utc
 
-__all__ = ["ApprovalBook", "PendingRequest", "needs_settling"]
+__all__ = ["ApprovalBook", "ApprovalCheck", "PendingRequest", "needs_settling"]
 
 _CODE = ReasonCode.APPROVAL_REQUIRED.value
 
@@ -40,6 +40,10 @@ _CODE = ReasonCode.APPROVAL_REQUIRED.value
 def needs_settling(decision: Decision) -> bool:
     """Whether a decision is a request for approval, which a grant may turn into an allow."""
     return decision.approval is not None and decision.reason_code is ReasonCode.APPROVAL_REQUIRED
+
+
+def _digest(decision: Decision) -> str | None:
+    return decision.approval.action_digest if decision.approval is not None else None
 
 
 def _parse(text: str) -> dt.datetime:
@@ -73,6 +77,39 @@ class PendingRequest:
             "expires_at": approval.expires_at,
             "asked": self.asked,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalCheck:
+    """Whether a call waits for a person before it may run: the answer to a framework's approval
+    question (``needs_approval``, ``interrupt``), which uses up no grant.
+
+    ``required``: the pack asks for approval and no valid, unused grant covers the exact action.
+    ``request`` / ``journal_index``: the pending request for approval a person answers (its
+    ``approval.request_id``), when there is one. ``grant_index``: the grant the call would use.
+    ``problem``: why no grant applies (or why the check could not be made).
+    """
+
+    required: bool
+    request: Decision | None = None
+    journal_index: int | None = None
+    grant_index: int | None = None
+    problem: str = ""
+
+    @property
+    def request_id(self) -> str | None:
+        """The id a person grants or denies (``approvals grant STORE REQUEST_ID``)."""
+        approval = self.request.approval if self.request is not None else None
+        return approval.request_id if approval is not None else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """What a framework's pause shows the person: never an unredacted value."""
+        out: dict[str, Any] = {"required": self.required, "problem": self.problem}
+        if self.request is not None and self.journal_index is not None:
+            out["request"] = PendingRequest(self.journal_index, self.request, 1).to_dict()
+        if self.grant_index is not None:
+            out["grant_index"] = self.grant_index
+        return out
 
 
 class ApprovalBook:
@@ -202,6 +239,38 @@ class ApprovalBook:
         if grant is None:
             return still_required(decision, problem), ()
         return granted(decision, *grant), (claim_of(grant[0]),)
+
+    def check(self, decision: Decision, now: str | None = None) -> ApprovalCheck:
+        """Whether ``decision``'s call needs a person now, without using a grant or journaling
+        anything: the question a framework asks before the call is decided."""
+        if not needs_settling(decision):
+            return ApprovalCheck(required=False)
+        moment = now or format_timestamp(now_utc())
+        answers = self.answers(decision.subject.agent)
+        claims = [claim_of(i) for i, a in answers if a.kind is AnswerKind.GRANT]
+        grant, problem = resolve(decision, answers, self.journal.store.claimed(claims), moment)
+        if grant is not None:
+            return ApprovalCheck(required=False, grant_index=grant[0])
+        approval = decision.approval
+        assert approval is not None  # needs_settling
+        digest = approval.action_digest
+        waiting = [p for p in self.pending(moment) if _digest(p.decision) == digest]
+        if not waiting:
+            return ApprovalCheck(required=True, problem=problem)
+        last = waiting[-1]
+        return ApprovalCheck(required=True, request=last.decision, journal_index=last.index,
+                             problem=problem)  # fmt: skip
+
+    def ask(self, decision: Decision, now: str | None = None) -> ApprovalCheck:
+        """``check``, and when a person must answer and no request for the same action is
+        pending, journal ``decision`` as the request they answer (no grant is used)."""
+        found = self.check(decision, now)
+        if not found.required or found.request is not None:
+            return found
+        asked = still_required(decision, found.problem)
+        [index] = self.journal.append([asked.to_dict()])
+        return ApprovalCheck(required=True, request=asked, journal_index=index,
+                             problem=found.problem)  # fmt: skip
 
     def append_settled(self, decision: Decision, now: str | None = None) -> tuple[Decision, int]:
         """Settle ``decision`` and journal the result; a grant that another retry used first

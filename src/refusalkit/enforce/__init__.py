@@ -14,12 +14,15 @@ from refusalkit.enforce._enforcer import (
 )
 from refusalkit.enforce._failclosed import fail_closed
 from refusalkit.enforce._group import GroupJournal
+from refusalkit.enforce._results import ResultChecker, ResultMode
 
 __all__ = [
     "Enforcer",
     "GroupJournal",
     "JournalWriter",
     "LocalEnforcer",
+    "ResultChecker",
+    "ResultMode",
     "ToolBlockedError",
     "enforcer",
     "fail_closed",

@@ -11,15 +11,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from refusalkit.approvals import ApprovalBook, needs_settling
+from refusalkit.approvals import Answer, AnswerKind, ApprovalBook, ApprovalCheck, needs_settling
 from refusalkit.decide import DecisionEncoder, DecisionPoint, load_pack
 from refusalkit.enforce._failclosed import fail_closed
 from refusalkit.enforce._group import GroupJournal
+from refusalkit.enforce._results import ResultChecker
 from refusalkit.errors import RefusalkitError, UsageError
 from refusalkit.journal import Entry, Journal, decision_fields, signer_state_dir
 from refusalkit.keyring import Keyring
@@ -28,6 +29,7 @@ from refusalkit.model import Decision, refusal_line
 __all__ = ["Enforcer", "JournalWriter", "LocalEnforcer", "ToolBlockedError", "enforcer"]
 
 log = logging.getLogger("refusalkit.enforce")
+T = TypeVar("T")
 
 
 @runtime_checkable
@@ -84,7 +86,8 @@ class LocalEnforcer:
     stays refused.
     """
 
-    __slots__ = ("_book", "_encoder", "_keyring", "_writer", "journal", "point")
+    __slots__ = ("_asker", "_book", "_encoder", "_keyring", "_writer", "journal", "point",
+                 "results")  # fmt: skip
 
     def __init__(
         self,
@@ -100,28 +103,46 @@ class LocalEnforcer:
         self._book = (
             ApprovalBook(journal, keyring) if isinstance(journal, Journal) and keyring else None
         )
+        ring = keyring if keyring is not None else Keyring.generate()
+        self._asker: DecisionPoint | None = None  # decides approval questions (``approval``)
+        append = None if journal is None else self._append_entries
+        self.results = ResultChecker(ring.redactor(), point.pack.result_filter_hits, append)
+        """Tool results of this enforcer's sessions (``ResultChecker``): scanned, journaled."""
+
+    def _append_entries(self, entries: Sequence[Entry]) -> list[int]:
+        if isinstance(self.journal, GroupJournal):
+            return self.journal.append(entries)
+        if self._writer is None:  # pragma: no cover (only called with a journal)
+            raise UsageError("no journal to append to")
+        with self._writer.lock:
+            return self._writer.journal.append_encoded(list(entries))
 
     def _entries(self, decision: Decision) -> list[Entry]:
         return [(self._encoder.encode(decision), decision_fields(decision))]
 
-    def _settle(self, journal: Journal, decision: Decision) -> Decision:
+    def _settle(self, journal: Journal, decision: Decision) -> tuple[Decision, int]:
         """On the group writer's own connection: settle a request for approval and append it."""
         if self._keyring is None:  # only called with a keyring
             raise UsageError("settling an approval needs the journal's keyring")
-        return ApprovalBook(journal, self._keyring).append_settled(decision)[0]
+        return ApprovalBook(journal, self._keyring).append_settled(decision)
 
     def _journal(self, decision: Decision) -> Decision:
+        decision, index = self._journal_indexed(decision)
+        self.results.remember(decision, index)
+        return decision
+
+    def _journal_indexed(self, decision: Decision) -> tuple[Decision, int | None]:
         settle = self._keyring is not None and needs_settling(decision)
         if isinstance(self.journal, GroupJournal):
             if settle:
                 return self.journal.run(lambda j: self._settle(j, decision))
-            self.journal.append(self._entries(decision))
-        elif self._writer is not None:
+            return decision, self.journal.append(self._entries(decision))[0]
+        if self._writer is not None:
             if self._book is not None and settle:
                 with self._writer.lock:
-                    return self._book.append_settled(decision)[0]
-            self._writer.append([decision])
-        return decision
+                    return self._book.append_settled(decision)
+            return decision, self._writer.append([decision])[0]
+        return decision, None
 
     def _refused(self, request: Mapping[str, Any], exc: BaseException) -> Decision:
         log.warning("journal append failed, the call is refused: %s", type(exc).__name__)
@@ -149,10 +170,63 @@ class LocalEnforcer:
         if self._keyring is not None and needs_settling(decision):  # settled on the writer
             return await asyncio.to_thread(self.decide, request)
         try:
-            await self.journal.aappend(self._entries(decision))
+            [index] = await self.journal.aappend(self._entries(decision))
         except Exception as exc:  # noqa: BLE001 (fail closed: an unjournaled decision is not in force)
             return self._refused(request, exc)
+        self.results.remember(decision, index)
         return decision
+
+    # approvals in a framework's own pause (docs/approvals.md) ---------------------------
+
+    def _on_journal(self, fn: Callable[[ApprovalBook], T]) -> T:
+        """Run ``fn`` on an approval book over the journal's writer (serialised with appends)."""
+        if (
+            self.journal is None
+            or self._keyring is None
+            or (self._book is None and not isinstance(self.journal, GroupJournal))
+        ):
+            raise UsageError(
+                "approvals need the enforcer's journal and the keyring that signs it",
+                hint="Make it with refusalkit.enforcer(policy=..., journal=STORE, keyring=PATH).",
+            )
+        ring = self._keyring
+        if isinstance(self.journal, GroupJournal):
+            return self.journal.run(lambda j: fn(ApprovalBook(j, ring)))
+        book = self._book
+        with self._writer.lock if self._writer is not None else threading.Lock():
+            return fn(book) if book is not None else fn(ApprovalBook(self.journal, ring))
+
+    def approval(self, request: Mapping[str, Any]) -> ApprovalCheck:
+        """Whether ``request`` waits for a person: the pack asks for approval and no valid grant
+        covers it. Uses up no grant: the call's own decision (``decide``) does that. When a person
+        must answer, the request for approval is journaled once (a pending one for the same
+        action is reused). Never raises: a check that fails says ``required``."""
+        try:
+            if self._asker is None:  # its own limit counts: a question is not a call
+                self._asker = DecisionPoint(self.point.pack, self._keyring or Keyring.generate())
+            asked = self._asker.decide(request)
+            if not needs_settling(asked):
+                return ApprovalCheck(required=False)
+            return self._on_journal(lambda book: book.ask(asked))
+        except Exception as exc:  # noqa: BLE001 (fail closed: the person is asked)
+            log.warning("an approval check failed: %s", type(exc).__name__)
+            return ApprovalCheck(required=True, problem=f"the check failed ({type(exc).__name__})")
+
+    def answer(
+        self,
+        kind: AnswerKind,
+        request_id: str,
+        approver: str,
+        *,
+        ttl_s: int | None = None,
+        reason: str | None = None,
+    ) -> tuple[int, Answer]:
+        """Record a person's grant or denial of ``request_id``: signed, journaled, linked to the
+        request's journal index (``ApprovalBook.answer``; ``ApprovalError`` when refused, e.g.
+        an agent answering its own request)."""
+        return self._on_journal(
+            lambda book: book.answer(kind, request_id, approver, ttl_s=ttl_s, reason=reason)
+        )
 
     def close(self) -> None:
         """Close the journal, if any (waits for appends in flight)."""

@@ -4,15 +4,31 @@ The request for a tool call is ``{"tool": name, "args": args, "caller": caller()
 ``to_request(name, args)`` maps it to (``caller`` is added unless the mapping has one). A
 ``caller`` or ``to_request`` that raises, or arguments that are not a JSON object, decide the
 call ``deny`` + ``unavailable``: the tool does not run (docs/design/client.md, fail closed).
+
+After an allowed tool ran, its output goes through ``output`` / ``aoutput``: the enforcer's
+``ResultChecker`` (the MCP gateway's path: the chat guard's scanner, the pack's result filters,
+a journaled record of what was found) gives the output the model may see, or the refusal that
+replaces it. A result filter's match taints the session, and every later request of it carries
+``context: {"session": {"tainted", "taint"}}``, so a pack's rules can refuse destructive tools
+after a poisoned result. ``results`` is ``redact`` (default), ``block`` or ``off``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from refusalkit.enforce import Enforcer, ToolBlockedError, fail_closed
+from refusalkit.approvals import ApprovalCheck
+from refusalkit.enforce import (
+    Enforcer,
+    LocalEnforcer,
+    ResultChecker,
+    ResultMode,
+    ToolBlockedError,
+    fail_closed,
+)
 from refusalkit.model import Action, Decision
 
 __all__ = ["Caller", "ToRequest", "ToolGuard", "json_args", "refused"]
@@ -54,14 +70,23 @@ def json_args(text: str | None) -> dict[str, Any]:
 class ToolGuard:
     """Decides one framework tool call at a time through an ``Enforcer``; never raises."""
 
-    __slots__ = ("_caller", "_to_request", "enforcer")
+    __slots__ = ("_caller", "_to_request", "checker", "enforcer", "results")
 
     def __init__(
-        self, enforcer: Enforcer, caller: Caller | None = None, to_request: ToRequest | None = None
+        self,
+        enforcer: Enforcer,
+        caller: Caller | None = None,
+        to_request: ToRequest | None = None,
+        *,
+        results: ResultMode | str = ResultMode.REDACT,
     ) -> None:
         self.enforcer = enforcer
         self._caller = caller
         self._to_request = to_request
+        self.results = ResultMode(results)
+        self.checker = (
+            enforcer.results if isinstance(enforcer, LocalEnforcer) else ResultChecker.unjournaled()
+        )
 
     def request(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
         """The request of one tool call (raises what ``caller`` or ``to_request`` raise)."""
@@ -71,7 +96,29 @@ class ToolGuard:
             request = {"tool": tool, "args": args}
         if "caller" not in request:
             request["caller"] = dict(self._caller()) if self._caller is not None else {}
+        session = request["caller"].get("session")
+        request["context"] = {**request.get("context", {}), **self.checker.context(session)}
         return request
+
+    def approval(self, tool: str, args: Any) -> ApprovalCheck:
+        """Whether the call waits for a person (``LocalEnforcer.approval``: no grant is used).
+        A call whose request cannot be made, or an enforcer that cannot check here (the
+        service's ``Client``: its refusal names the request to answer), is not paused: its
+        decision refuses it."""
+        request = self._build(tool, args)
+        if isinstance(request, Decision) or not isinstance(self.enforcer, LocalEnforcer):
+            return ApprovalCheck(required=False, problem="no approval check: the call is decided")
+        return self.enforcer.approval(request)
+
+    def output(self, tool: str, decision: Decision, output: Any) -> tuple[Any, Decision | None]:
+        """The tool's output as the model may see it, or the refusal that replaces it."""
+        return self.checker.check(tool, decision, output, self.results)
+
+    async def aoutput(
+        self, tool: str, decision: Decision, output: Any
+    ) -> tuple[Any, Decision | None]:
+        """``output`` for async frameworks (the journal's write runs off the loop)."""
+        return await asyncio.to_thread(self.checker.check, tool, decision, output, self.results)
 
     def _build(self, tool: str, args: Any) -> dict[str, Any] | Decision:
         if not isinstance(args, Mapping):

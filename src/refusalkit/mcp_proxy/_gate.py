@@ -27,6 +27,14 @@ from typing import Any, Protocol, TextIO, TypeVar
 import anyio
 
 from refusalkit._internal.failclosed import failed_decision, safe_digest
+from refusalkit._internal.results import (
+    RESULT_SCHEMA,
+    SessionTaint,
+    record_fields,
+    result_action,
+    result_record,
+    withheld,
+)
 from refusalkit._version import __version__
 from refusalkit.approvals import ApprovalBook, needs_settling
 from refusalkit.decide import DecisionEncoder, DecisionPoint
@@ -60,11 +68,7 @@ _PIN_MESSAGE = (
     "The tool is not offered: {problem}. Review the change with `refusalkit mcp pin review` "
     "and accept it with `refusalkit mcp pin accept`."
 )
-_RESULT_TEST = "the result holds no credential or personal data"
-_RESULT_MESSAGE = "The tool's result held {kinds}; it was withheld."
 _RESULT_FAILED = "The result could not be checked or journaled; it was withheld."
-RESULT_SCHEMA = "refusalkit.mcp-result/v1"
-"""The journal record of a result that had findings or matched a result filter."""
 
 
 class Appender(Protocol):
@@ -148,7 +152,7 @@ class Gate:
         self._engine = EngineRef("refusalkit", __version__)
         self._appended = 0
         self._checkpointed = 0
-        self._taint: dict[str, dict[str, None]] = {}
+        self._taint = SessionTaint()
         self._warned: set[str | None] = set()
 
     def tool_id(self, tool: str) -> str:
@@ -184,7 +188,7 @@ class Gate:
 
     def taint(self, session: str) -> tuple[str, ...]:
         """The result filters that matched in ``session`` so far, in order."""
-        return tuple(self._taint.get(session, ()))
+        return self._taint.of(session)
 
     def request(self, tool: Any, arguments: Any, caller: Caller) -> dict[str, Any]:
         """The decision request of a call (docs/design/mcp.md, Request mapping).
@@ -195,8 +199,7 @@ class Gate:
         """
         name = self.tool_id(tool) if isinstance(tool, str) else tool
         args = {} if arguments is None else arguments
-        taint = self.taint(caller.session)
-        context = {"session": {"tainted": bool(taint), "taint": list(taint)}}
+        context = self._taint.context(caller.session)
         return {"tool": name, "args": args, "caller": caller.to_dict(), "context": context}
 
     async def decide(
@@ -259,7 +262,7 @@ class Gate:
     def end_session(self, session: str) -> None:
         """Forget a session that ended (its block and taint: the id is never reused)."""
         self._blocked.pop(session, None)
-        self._taint.pop(session, None)
+        self._taint.end(session)
         if self.pins is not None:
             self.pins.end_session(session)
 
@@ -287,16 +290,16 @@ class Gate:
         scan = self.results is not ResultMode.OFF
         checked = check_result(method, result, self._redactor, self.point.pack.result_filter_hits,
                                scan=scan)  # fmt: skip
-        if checked.taint:
-            self._taint.setdefault(caller.session, {}).update(dict.fromkeys(checked.taint))
+        self._taint.add(caller.session, checked.taint)
         if not checked.findings and not checked.taint:
             return result, None
-        block = self.results is ResultMode.BLOCK and bool(checked.findings) and not self.shadow
-        redacted = bool(checked.findings) and not self.shadow
-        action = "block" if block else ("redact" if redacted else "pass")
-        record = self._result_record(method, tool, call, checked, caller, action=action)
-        entries = [(canonical_json(record), _record_fields(record))]
-        refusal = self._withheld(tool, checked, caller) if block else None
+        action = result_action(self.results, checked, shadow=self.shadow)
+        subject = Subject(caller.agent, caller.session)
+        record = result_record(method=method, tool=self.tool_id(tool), call=call.decision,
+                               journal_index=call.journal_index, checked=checked,
+                               subject=subject, action=action)  # fmt: skip
+        entries = [(canonical_json(record), record_fields(record))]
+        refusal = self._withheld(tool, checked, subject) if action == "block" else None
         if refusal is not None:
             entries.append((self._encoder.encode(refusal), decision_fields(refusal)))
         indices = await self._journal.append(entries)
@@ -305,45 +308,11 @@ class Gate:
             return None, Verdict(refusal, indices[-1], refused=True)
         return (result if self.shadow else checked.result), None
 
-    def _result_record(
-        self,
-        method: str,
-        tool: str,
-        call: Verdict,
-        checked: Checked,
-        caller: Caller,
-        *,
-        action: str,
-    ) -> dict[str, Any]:
-        subject = {"session": caller.session}
-        if caller.agent is not None:
-            subject["agent"] = caller.agent
-        return {
-            "schema": RESULT_SCHEMA,
-            "result_id": uuid7(),
-            "at": format_timestamp(now_utc()),
-            "action": action,
-            "method": method,
-            "tool": self.tool_id(tool),
-            "decision_id": call.decision.decision_id,
-            "journal_index": call.journal_index,
-            "subject": subject,
-            "kinds": list(checked.kinds),
-            "findings": [f.to_dict() for f in checked.findings],
-            "taint": list(checked.taint),
-        }
-
-    def _withheld(self, tool: str, checked: Checked, caller: Caller) -> Decision:
+    def _withheld(self, tool: str, checked: Checked, subject: Subject) -> Decision:
         """The refusal that replaces a result with findings under ``--results block``."""
-        kinds = ", ".join(checked.kinds)
-        step = WhyStep("@results", "deny", matched=True, decisive=True, test=_RESULT_TEST,
-                       detail=f"found: {kinds}")  # fmt: skip
-        return Decision(
-            uuid7(), Action.DENY, ReasonCode.POLICY_DENIED, "@results",
-            _RESULT_MESSAGE.format(kinds=kinds), (step,), self.point.pack.ref, self._engine,
-            Subject(caller.agent, caller.session), self._digest(self.tool_id(tool)),
-            format_timestamp(now_utc()),
-        )  # fmt: skip
+        digest = self._digest(self.tool_id(tool))
+        return withheld(checked, policy=self.point.pack.ref, engine=self._engine,
+                        subject=subject, digest=digest)  # fmt: skip
 
     async def checkpoint(self) -> None:
         """Sign a checkpoint over what this gate appended, if anything is new (best effort: a
@@ -416,15 +385,6 @@ class Gate:
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _record_fields(record: Mapping[str, Any]) -> tuple[str | None, ...]:
-    """The journal's index columns of a result record (as ``index_fields`` reads them back)."""
-    subject = record["subject"]
-    return (
-        record["schema"], record["action"], None, None,
-        subject.get("agent"), subject["session"], record["at"],
-    )  # fmt: skip
 
 
 def _printable(text: str) -> str:
