@@ -12,6 +12,8 @@ normalised), so one secret typed two ways gets one token.
 
 from __future__ import annotations
 
+import functools
+
 import re2
 
 from refusalkit.chat import _personal, _secrets
@@ -44,6 +46,14 @@ def _checkable(text: str) -> str:
     return text if text.isascii() else clean_text(text)
 
 
+@functools.lru_cache(maxsize=16)
+def _prepared(text: str) -> tuple[str, View | None]:
+    """The checkable text and its view, built once for the detectors that read the same turn
+    (``scan`` and the safety boundaries ask for secrets, then for personal data)."""
+    checked = _checkable(text)
+    return checked, build(checked)
+
+
 def _valued(found: list[Finding], text: str) -> list[Finding]:
     """Secret findings carry their text as their value (for the token)."""
     return [Finding(f.kind, f.start, f.end, text[f.start : f.end]) for f in found]
@@ -56,9 +66,8 @@ def _mapped(found: list[Finding], view: View) -> list[Finding]:
 def find_secrets(text: str) -> list[Finding]:
     """Credentials in ``text`` and its normalised view: one finding per secret, its span
     covering every original character of the whole secret."""
-    text = _checkable(text)
+    text, view = _prepared(text)
     found = _valued(_secrets.find_secrets(text), text)
-    view = build(text)
     if view is None:
         return found
     seen = _mapped(_valued(_secrets.find_secrets(view.text), view.text), view)
@@ -68,9 +77,8 @@ def find_secrets(text: str) -> list[Finding]:
 def find_private_data(text: str) -> list[Finding]:
     """Personal data in ``text`` and its normalised view: one finding per value, confirmed by
     its validator."""
-    text = _checkable(text)
+    text, view = _prepared(text)
     found = _personal.find_private_data(text)
-    view = build(text)
     if view is None:
         return found
     return widest([*_mapped(_personal.find_private_data(view.text), view), *found])
