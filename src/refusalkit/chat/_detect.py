@@ -46,10 +46,15 @@ def _checkable(text: str) -> str:
     return text if text.isascii() else clean_text(text)
 
 
-@functools.lru_cache(maxsize=16)
 def _prepared(text: str) -> tuple[str, View | None]:
     """The checkable text and its view, built once for the detectors that read the same turn
-    (``scan`` and the safety boundaries ask for secrets, then for personal data)."""
+    (``scan`` and the safety boundaries ask for secrets, then for personal data). A ``str``
+    subclass is read as a plain ``str``: its ``__eq__`` and ``__hash__`` cannot steer the cache."""
+    return _prepared_plain(text if type(text) is str else str.__str__(text))
+
+
+@functools.lru_cache(maxsize=16)
+def _prepared_plain(text: str) -> tuple[str, View | None]:
     checked = _checkable(text)
     return checked, build(checked)
 
