@@ -16,7 +16,6 @@ import re2
 
 __all__ = ["Cue", "cue", "matches", "present", "search_set", "utf8"]
 
-_SET_MAX_MEM = 64 << 20
 _REGISTRY: dict[str, Any] = {}
 _COMPILED: list[Any] = []  # [the RE2 Set], built on first use
 
@@ -52,12 +51,12 @@ def cue(name: str, pattern: str) -> Cue:
 def search_set(patterns: Iterable[str], options: Any = None) -> Any:
     """One compiled RE2 set of ``patterns``: ``Match(text)`` gives the indices that occur.
 
-    A set's DFA gets a 64 MiB budget (``_SET_MAX_MEM``) unless ``options`` say otherwise: with
-    RE2's default 8 MiB, the credential set keeps flushing its state cache on source code and
-    one 2,000-token turn costs ten times as much."""
+    A set's DFA gets 64 MiB unless ``options`` say otherwise (RE2's default is 8 MiB): its states
+    are built lazily as new text is read, and a larger cache is flushed less often over a run of
+    distinct turns."""
     if options is None:
         options = re2.Options()
-        options.max_mem = _SET_MAX_MEM
+        options.max_mem = 64 << 20
     matcher = re2.Set.SearchSet(options)
     for pattern in patterns:
         matcher.Add(pattern)
