@@ -7,7 +7,8 @@ never the matched text, so findings can be logged (docs/design/chat-guard.md, "D
 Each runs on the text and on its normalised view (``_view``: invisible characters dropped, NFKC,
 HTML entities, Markdown marks, joined cells and wrapped lines); a finding in the view maps back to
 the whole original span. A finding's value is the secret as the view reads it (personal data:
-normalised), so one secret typed two ways gets one token.
+normalised), so one secret typed two ways gets one token. A text's view is built once and shared
+by both detectors (a small cache keyed by plain strings).
 """
 
 from __future__ import annotations

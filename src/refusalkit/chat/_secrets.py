@@ -19,7 +19,7 @@ Three sources, merged so that one secret is reported once, by the widest span
 A value is a placeholder (``${DB_PASSWORD}``, ``<your-token>``, ``changeme``) only when the
 *whole* value is one: ``${DB_PASSWORD:-Xk9$mQ2v}`` is a secret. Documentation example keys that
 their providers publish as examples (``AKIAIOSFODNN7EXAMPLE``, the jwt.io token) are not secrets.
-Every pattern is RE2 (linear time on hostile text); one RE2 set pass picks the patterns to run.
+Every pattern is RE2 (linear time on hostile text); RE2 set passes pick the patterns to run.
 """
 
 from __future__ import annotations
