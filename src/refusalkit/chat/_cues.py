@@ -14,7 +14,7 @@ from typing import Any
 
 import re2
 
-__all__ = ["Cue", "cue", "present", "search_set"]
+__all__ = ["Cue", "cue", "matches", "present", "search_set", "utf8"]
 
 _REGISTRY: dict[str, Any] = {}
 _COMPILED: list[Any] = []  # [the RE2 Set], built on first use
@@ -49,12 +49,36 @@ def cue(name: str, pattern: str) -> Cue:
 
 
 def search_set(patterns: Iterable[str], options: Any = None) -> Any:
-    """One compiled RE2 set of ``patterns``: ``Match(text)`` gives the indices that occur."""
-    matcher = re2.Set.SearchSet(options or re2.Options())
+    """One compiled RE2 set of ``patterns``: ``Match(text)`` gives the indices that occur.
+
+    A set's DFA gets 64 MiB unless ``options`` say otherwise (RE2's default is 8 MiB): its states
+    are built lazily as new text is read, and a larger cache is flushed less often over a run of
+    distinct turns."""
+    if options is None:
+        options = re2.Options()
+        options.max_mem = 64 << 20
+    matcher = re2.Set.SearchSet(options)
     for pattern in patterns:
         matcher.Add(pattern)
     matcher.Compile()
     return matcher
+
+
+def utf8(text: str) -> bytes:
+    """``text`` in UTF-8 (RFC 3629), encoded once for all the set passes over it: RE2 reads
+    UTF-8, and a set given a ``str`` encodes the whole text again on every pass."""
+    return _utf8(text) if type(text) is str else text.encode("utf-8")  # (a subclass: no cache)
+
+
+@functools.lru_cache(maxsize=8)
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8")
+
+
+def matches(matcher: Any, text: str) -> list[int]:
+    """The indices of the patterns of ``matcher`` (a ``search_set``) that match in ``text``."""
+    found: list[int] = matcher.Match(utf8(text)) or []
+    return found
 
 
 def _cue_set() -> tuple[Any, tuple[str, ...]]:
@@ -69,4 +93,4 @@ def _cue_set() -> tuple[Any, tuple[str, ...]]:
 def present(text: str) -> frozenset[str]:
     """The names of the cues that occur anywhere in ``text``."""
     matcher, names = _cue_set()
-    return frozenset(names[i] for i in matcher.Match(text) or ())
+    return frozenset(names[i] for i in matches(matcher, text))

@@ -7,10 +7,13 @@ never the matched text, so findings can be logged (docs/design/chat-guard.md, "D
 Each runs on the text and on its normalised view (``_view``: invisible characters dropped, NFKC,
 HTML entities, Markdown marks, joined cells and wrapped lines); a finding in the view maps back to
 the whole original span. A finding's value is the secret as the view reads it (personal data:
-normalised), so one secret typed two ways gets one token.
+normalised), so one secret typed two ways gets one token. A text's view is built once and shared
+by both detectors (a small cache keyed by plain strings).
 """
 
 from __future__ import annotations
+
+import functools
 
 import re2
 
@@ -44,6 +47,19 @@ def _checkable(text: str) -> str:
     return text if text.isascii() else clean_text(text)
 
 
+def _prepared(text: str) -> tuple[str, View | None]:
+    """The checkable text and its view, built once for the detectors that read the same turn
+    (``scan`` and the safety boundaries ask for secrets, then for personal data). A ``str``
+    subclass is read as a plain ``str``: its ``__eq__`` and ``__hash__`` cannot steer the cache."""
+    return _prepared_plain(text if type(text) is str else str.__str__(text))
+
+
+@functools.lru_cache(maxsize=16)
+def _prepared_plain(text: str) -> tuple[str, View | None]:
+    checked = _checkable(text)
+    return checked, build(checked)
+
+
 def _valued(found: list[Finding], text: str) -> list[Finding]:
     """Secret findings carry their text as their value (for the token)."""
     return [Finding(f.kind, f.start, f.end, text[f.start : f.end]) for f in found]
@@ -56,9 +72,8 @@ def _mapped(found: list[Finding], view: View) -> list[Finding]:
 def find_secrets(text: str) -> list[Finding]:
     """Credentials in ``text`` and its normalised view: one finding per secret, its span
     covering every original character of the whole secret."""
-    text = _checkable(text)
+    text, view = _prepared(text)
     found = _valued(_secrets.find_secrets(text), text)
-    view = build(text)
     if view is None:
         return found
     seen = _mapped(_valued(_secrets.find_secrets(view.text), view.text), view)
@@ -68,9 +83,8 @@ def find_secrets(text: str) -> list[Finding]:
 def find_private_data(text: str) -> list[Finding]:
     """Personal data in ``text`` and its normalised view: one finding per value, confirmed by
     its validator."""
-    text = _checkable(text)
+    text, view = _prepared(text)
     found = _personal.find_private_data(text)
-    view = build(text)
     if view is None:
         return found
     return widest([*_mapped(_personal.find_private_data(view.text), view), *found])

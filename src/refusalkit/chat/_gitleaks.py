@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 import re2
 
-from refusalkit.chat._cues import search_set
+from refusalkit.chat._cues import matches, search_set
 from refusalkit.chat._pinned import read_pinned
 
 __all__ = ["RULES_PATH", "RULES_SHA256", "Leak", "RuleSet", "load_rules", "shannon_entropy"]
@@ -149,17 +149,32 @@ class RuleSet:
         options.case_sensitive = False
         options.max_mem = _MAX_MEM
         self._prefilter = search_set((re2.escape(k) for k in keywords), options)
+        # Rules with a one- or two-letter keyword ("ey", "s.", "sk") are candidates in nearly
+        # every text: one set pass over their own regexes says which of them can match at all.
+        self._confirmable = [
+            i
+            for i, r in enumerate(self.rules)
+            if not r.id.startswith("generic") and any(len(k) <= 2 for k in r.keywords)
+        ]
+        self._confirm = search_set(self.rules[i].rx.pattern for i in self._confirmable)
 
-    def candidates(self, text: str) -> list[Rule]:
-        """The rules whose keywords occur in ``text`` (and those without keywords)."""
+    def candidates(self, text: str, *, confirm: bool = True) -> list[Rule]:
+        """The rules whose keywords occur in ``text`` (and those without keywords); with
+        ``confirm``, less those of the common-keyword rules whose regex matches nowhere in it
+        (a rule without a match finds nothing, so the findings are the same)."""
         chosen = set(self._always)
-        for hit in self._prefilter.Match(text) or ():
+        for hit in matches(self._prefilter, text):
             chosen.update(self._by_keyword[self._keywords[hit]])
+        common = chosen.intersection(self._confirmable) if confirm else set()
+        if common:
+            matched = {self._confirmable[j] for j in matches(self._confirm, text)}
+            chosen -= common - matched
         return [self.rules[i] for i in sorted(chosen)]
 
-    def scan(self, text: str) -> Iterator[Leak]:
-        """Every finding in ``text`` that survives entropy floors and allowlists."""
-        for rule in self.candidates(text):
+    def scan(self, text: str, *, confirm: bool = True) -> Iterator[Leak]:
+        """Every finding in ``text`` that survives entropy floors and allowlists (``confirm``:
+        see ``candidates``; without it, the reference)."""
+        for rule in self.candidates(text, confirm=confirm):
             for m in rule.rx.finditer(text):
                 start, end = rule.secret_span(m)
                 if start < 0:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import phonenumbers
@@ -38,10 +38,10 @@ from stdnum.it import codicefiscale
 from stdnum.nl import bsn
 from stdnum.us import ssn
 
-from refusalkit.chat._cues import search_set
+from refusalkit.chat._cues import matches, search_set
 from refusalkit.chat._finding import Finding, widest
 
-__all__ = ["PHONE_REGION_ENV", "find_private_data", "normalise", "phone_region"]
+__all__ = ["EVERY_DETECTOR", "PHONE_REGION_ENV", "find_private_data", "normalise", "phone_region"]
 
 PHONE_REGION_ENV = "REFUSALKIT_PHONE_REGION"
 _RESERVED_EMAIL_DOMAINS = ("example.com", "example.org", "example.net")
@@ -387,10 +387,13 @@ _DETECTORS: tuple[_Detector, ...] = (
 
 
 _SET = search_set(x.rx.pattern for x in _DETECTORS)
+EVERY_DETECTOR = tuple(range(len(_DETECTORS)))
 
 
-def _found(text: str) -> Iterator[Finding]:
-    for index in _SET.Match(text) or ():
+def _found(text: str, chosen: Sequence[int] | None = None) -> Iterator[Finding]:
+    """Each detector's confirmed hits; ``chosen``: the detectors to run (by default those the
+    set pass says match, in index order; a detector the set does not report has no match)."""
+    for index in sorted(matches(_SET, text)) if chosen is None else chosen:
         detector = _DETECTORS[index]
         for m in detector.rx.finditer(text):
             hit = detector.check(text, m)
@@ -398,6 +401,8 @@ def _found(text: str) -> Iterator[Finding]:
                 yield Finding(detector.kind, hit.start, hit.end, hit.value)
 
 
-def find_private_data(text: str) -> list[Finding]:
-    """Personal data in ``text``: one finding per value, the widest detector's span."""
-    return widest(_found(text))
+def find_private_data(text: str, chosen: Sequence[int] | None = None) -> list[Finding]:
+    """Personal data in ``text``: one finding per value, the widest detector's span.
+    ``chosen``: the detectors to run (``EVERY_DETECTOR`` is the reference); by default those the
+    set pass reports."""
+    return widest(_found(text, None if chosen is None else sorted(chosen)))

@@ -19,19 +19,19 @@ Three sources, merged so that one secret is reported once, by the widest span
 A value is a placeholder (``${DB_PASSWORD}``, ``<your-token>``, ``changeme``) only when the
 *whole* value is one: ``${DB_PASSWORD:-Xk9$mQ2v}`` is a secret. Documentation example keys that
 their providers publish as examples (``AKIAIOSFODNN7EXAMPLE``, the jwt.io token) are not secrets.
-Every pattern is RE2 (linear time on hostile text); one RE2 set pass picks the patterns to run.
+Every pattern is RE2 (linear time on hostile text); RE2 set passes pick the patterns to run.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import re2
 
-from refusalkit.chat._cues import search_set
+from refusalkit.chat._cues import matches, search_set
 from refusalkit.chat._finding import Finding, widest
 from refusalkit.chat._gitleaks import load_rules
 from refusalkit.chat._values import (
@@ -49,7 +49,7 @@ from refusalkit.chat._values import (
     vet_value,
 )
 
-__all__ = ["FALLBACKS", "find_secrets", "is_placeholder"]
+__all__ = ["EVERY_PATTERN", "FALLBACKS", "find_secrets", "is_placeholder"]
 
 # Between the lines of a key block: line breaks (also as JSON's \n), quote marks, indentation,
 # comment leaders and string concatenation.
@@ -201,9 +201,6 @@ _CURATED: tuple[_Pattern, ...] = (
 )
 
 
-_SET = search_set(x.rx.pattern for x in _CURATED)
-
-
 def _span(pattern: _Pattern, m: Any) -> tuple[int, int]:
     group = pattern.group
     if group == "value":  # whichever of its value groups matched
@@ -212,8 +209,11 @@ def _span(pattern: _Pattern, m: Any) -> tuple[int, int]:
     return start, end  # (re2 spans take group numbers, not names)
 
 
-def _curated(text: str) -> Iterator[Finding]:
-    for index in _SET.Match(text) or ():
+def _curated(text: str, hits: Sequence[int] | None = None) -> Iterator[Finding]:
+    """The curated patterns' findings; ``hits``: the set's answer for ``text``, when known."""
+    for index in _hits(text) if hits is None else hits:
+        if index >= len(_CURATED):
+            break  # (the set's other patterns come after the curated ones)
         pattern = _CURATED[index]
         for m in pattern.rx.finditer(text):
             if pattern.vet is not None and not pattern.vet(m, text):
@@ -306,6 +306,20 @@ _LITERALS = re2.compile(
 )
 _LITERAL = re2.compile(r"[\"'`]([A-Za-z0-9_./+:=-]+)[\"'`]")
 
+# Two RE2 set passes per text say which curated patterns match anywhere in it, and whether the
+# encoded-run and split-token patterns do: a pattern the sets do not report has no match, so
+# skipping it changes nothing (``tests/chat/test_speed_twins.py`` pins this to running them all).
+_SET = search_set(x.rx.pattern for x in _CURATED)
+_EXTRAS = search_set([_ENCODED.pattern, _BROKEN.pattern, _LITERALS.pattern])
+_ENCODED_HIT, _BROKEN_HIT, _LITERALS_HIT = range(len(_CURATED), len(_CURATED) + 3)
+EVERY_PATTERN = tuple(range(len(_CURATED) + 3))  # what the sets choose from
+
+
+def _hits(text: str) -> list[int]:
+    """The indices of the set's patterns that match in ``text``, in index order."""
+    extras = [len(_CURATED) + i for i in matches(_EXTRAS, text)]
+    return sorted([*matches(_SET, text), *extras])
+
 
 def _rejoined(kept: list[int], text: str, first_piece_end: int) -> Iterator[Finding]:
     """Scan the characters at offsets ``kept`` of ``text`` as one string; a finding that runs
@@ -316,13 +330,16 @@ def _rejoined(kept: list[int], text: str, first_piece_end: int) -> Iterator[Find
             yield Finding(f.kind, kept[f.start], kept[f.end - 1] + 1, "")
 
 
-def _joined(text: str) -> Iterator[Finding]:
+def _broken(text: str) -> Iterator[Finding]:
     for m in _BROKEN.finditer(text):
         kept = [
             i for i in range(m.start(), m.end()) if not text[i].isspace() and text[i] not in "\\>"
         ]
         first = next((i for i in range(m.start(), m.end()) if text[i].isspace()), m.end())
         yield from _rejoined(kept, text, first)
+
+
+def _literals(text: str) -> Iterator[Finding]:
     for m in _LITERALS.finditer(text):
         pieces = [p.span(1) for p in _LITERAL.finditer(text, m.start(), m.end())]
         kept = [i for start, end in pieces for i in range(start, end)]
@@ -333,7 +350,17 @@ def _joined(text: str) -> Iterator[Finding]:
 FALLBACKS = frozenset({"credential_assignment", "generic-api-key"})
 
 
-def find_secrets(text: str) -> list[Finding]:
-    """Credentials in ``text``, one finding per secret, spans covering the whole secret."""
-    found = [*_curated(text), *_gitleaks(text), *_encoded(text), *_joined(text)]
+def find_secrets(text: str, chosen: Sequence[int] | None = None) -> list[Finding]:
+    """Credentials in ``text``, one finding per secret, spans covering the whole secret.
+    ``chosen``: the patterns to run (``EVERY_PATTERN`` is the reference); by default those the
+    set passes report."""
+    hits = _hits(text) if chosen is None else sorted(chosen)
+    found = [*_curated(text, hits), *_gitleaks(text)]
+    for index, detector in (
+        (_ENCODED_HIT, _encoded),
+        (_BROKEN_HIT, _broken),
+        (_LITERALS_HIT, _literals),
+    ):
+        if index in hits:
+            found += detector(text)
     return widest(found, FALLBACKS)

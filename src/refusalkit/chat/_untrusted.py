@@ -34,7 +34,18 @@ def clean_text(text: object) -> str:
             text = str(text)
         except Exception:  # noqa: BLE001 - a hostile __str__ is still a text to check
             text = f"<unprintable {type(text).__name__}>"
+    if type(text) is str and _encodable(text):
+        return text  # the common case: one C-level UTF-8 pass, no regex scan
     return _SURROGATE.sub("\ufffd", text)
+
+
+def _encodable(text: str) -> bool:
+    """Whether ``text`` is valid Unicode (UTF-8, RFC 3629 §3, cannot encode a lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _scalar_problem(value: Any) -> str | None:

@@ -35,6 +35,9 @@ import html
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
+from typing import Any
+
+import re2
 
 __all__ = ["INVISIBLE", "View", "build"]
 
@@ -50,7 +53,11 @@ _LOOKALIKES = str.maketrans(
     "АВЕКМНОРСТХЅІЈаеорсухѕіјԁһԛԝΑΒΕΖΗΙΚΜΝΟΡΤΥΧαοντ",
     "ABEKMHOPCTXSIJaeopcyxsijdhqwABEZHIKMNOPTYXaovt",
 )
-_LOOKALIKE = re.compile("[" + "".join(map(chr, _LOOKALIKES)) + "]")
+_LOOKALIKE = "[" + "".join(map(chr, _LOOKALIKES)) + "]"
+# Probes: does any such character occur? RE2's DFA answers in one pass over the UTF-8 text, about
+# ten times faster than ``re``'s character-class scan on non-ASCII text.
+_ANY_INVISIBLE = re2.compile(f"[{INVISIBLE}]")
+_ANY_LOOKALIKE = re2.compile(_LOOKALIKE)
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7};?|#[xX][0-9a-fA-F]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};)")
 _TAG = re.compile(
@@ -82,8 +89,21 @@ def _fold(ch: str) -> str:
     return _INVISIBLE.sub("", unicodedata.normalize("NFKC", ch.translate(_LOOKALIKES)))
 
 
+def _occurs(probe: Any, text: str) -> bool:
+    """Whether ``probe`` (RE2) matches in the non-ASCII ``text``; a lone surrogate, which UTF-8
+    cannot encode (``_detect`` replaces them first), is answered by the ``re`` twin."""
+    try:
+        return probe.search(text) is not None
+    except UnicodeEncodeError:
+        return re.search(probe.pattern, text) is not None
+
+
+def _has_invisible(text: str) -> bool:
+    return not text.isascii() and _occurs(_ANY_INVISIBLE, text)
+
+
 def _invisible_edits(text: str) -> Iterator[_Edit]:
-    if not text.isascii():
+    if _has_invisible(text):
         for m in _INVISIBLE.finditer(text):
             yield m.start(), m.end(), ""
 
@@ -91,7 +111,7 @@ def _invisible_edits(text: str) -> Iterator[_Edit]:
 def _fold_edits(text: str) -> Iterator[_Edit]:
     if text.isascii():
         return
-    if unicodedata.is_normalized("NFKC", text) and not _LOOKALIKE.search(text):
+    if unicodedata.is_normalized("NFKC", text) and not _occurs(_ANY_LOOKALIKE, text):
         return
     for m in _NON_ASCII.finditer(text):
         for i, ch in enumerate(m.group(0), m.start()):
@@ -252,8 +272,8 @@ class View:
 # Steps that only delete what one regular expression matches, done in one C-level pass when
 # no map is wanted (the same deletions as their edits, so the view text is the same).
 _FAST: dict[Callable[[str], Iterator[_Edit]], Callable[[str], str]] = {
-    _invisible_edits: lambda t: t if t.isascii() else _INVISIBLE.sub("", t),
-    _mark_edits: lambda t: _MARKS.sub("", t) if "*" in t or "`" in t else t,
+    _invisible_edits: lambda t: _INVISIBLE.sub("", t) if _has_invisible(t) else t,
+    _mark_edits: lambda t: t.replace("*", "").replace("`", ""),
 }
 
 
