@@ -48,6 +48,7 @@ from refusalkit.decide._fields import MISSING, StepKind, element_path, run_steps
 from refusalkit.decide._limits import Limiter
 from refusalkit.decide._logic import Severity, Tri
 from refusalkit.decide._pack import Pack
+from refusalkit.decide._probe import raw_strings
 from refusalkit.decide._schemapath import schema_field, schema_pointer
 from refusalkit.errors import RequestError
 from refusalkit.keyring import Keyring
@@ -358,7 +359,11 @@ def _walk_hit(request: Mapping[str, Any], position: int, rule: ToolRule) -> Hit 
     first branch that holds decides, as ``_eval_rule`` would."""
     walks = rule.walks or ()
     first = walks[0]
-    where, values = _strings(_lookup(request, first.parts), first)
+    value = _lookup(request, first.parts)
+    probe = rule.probe
+    if probe is not None and (value is _MISSING or not probe.any(raw_strings(value))):
+        return None  # no string may match: what the search below would find, memoised
+    where, values = _strings(value, first)
     maybe = rule.walk_any
     if values and (maybe is None or any(type(v) is not str or maybe(v) for v in values)):
         for spec in walks:

@@ -61,6 +61,11 @@ def _requirements(items: Any, c: Any) -> list[Requirement]:
         if op is c.LITERAL:
             run += chr(arg)
             continue
+        words = _words(arg[1], c) if op is c.BRANCH and run else None
+        if words is not None:  # ``\.p(?:12|fx)``: every match holds ``.p12`` or ``.pfx``
+            out.append(frozenset(run + word for word in words))
+            run = ""
+            continue
         if run:
             out.append(frozenset([run]))
             run = ""
@@ -77,6 +82,16 @@ def _requirements(items: Any, c: Any) -> list[Requirement]:
     if run:
         out.append(frozenset([run]))
     return out
+
+
+def _words(alternatives: list[Any], c: Any) -> list[str] | None:
+    """The texts of an alternation whose every branch is a plain run of literals, else None."""
+    words = []
+    for alternative in alternatives:
+        if not all(op is c.LITERAL for op, _ in alternative):
+            return None
+        words.append("".join(chr(arg) for _, arg in alternative))
+    return words
 
 
 # Escapes that both RE2 and Python read as the escaped character itself.
@@ -122,12 +137,19 @@ def _python_parse(pattern: str) -> Any:
             return None
 
 
-def required_literals(pattern: str) -> Requirement | None:
-    """Literals of which every match of ``pattern`` contains at least one; None if unknown."""
+def required_literals(pattern: str, *, folded: bool = False) -> Requirement | None:
+    """Literals of which every match of ``pattern`` contains at least one; None if unknown.
+
+    ``folded``: a pattern with a leading ``(?i)`` is read too, and then its match contains one
+    of the literals up to RE2's case folding (search for them with ``(?i)``, never as written).
+    """
     parsed = _python_parse(pattern)
     if parsed is None:
         return None
-    if parsed.state.flags & (_constants.SRE_FLAG_IGNORECASE | _constants.SRE_FLAG_VERBOSE):
+    flags = _constants.SRE_FLAG_VERBOSE
+    if not folded:
+        flags |= _constants.SRE_FLAG_IGNORECASE
+    if parsed.state.flags & flags:
         return None
     best = _best([r for r in _requirements(list(parsed), _constants) if all(r)])
     return best if best else None
