@@ -26,6 +26,7 @@ import re2
 from refusalkit.decide._warnings import warnings_as
 
 __all__ = [
+    "all_requirements",
     "re2_compile",
     "regex_literal",
     "required_literals",
@@ -143,16 +144,23 @@ def required_literals(pattern: str, *, folded: bool = False) -> Requirement | No
     ``folded``: a pattern with a leading ``(?i)`` is read too, and then its match contains one
     of the literals up to RE2's case folding (search for them with ``(?i)``, never as written).
     """
+    found = all_requirements(pattern, folded=folded)
+    return _best(found) if found else None
+
+
+def all_requirements(pattern: str, *, folded: bool = False) -> list[Requirement]:
+    """Every requirement of ``pattern`` (each a set of literals of which a match holds one),
+    most selective first; empty when none is known (``required_literals`` keeps the best)."""
     parsed = _python_parse(pattern)
     if parsed is None:
-        return None
+        return []
     flags = _constants.SRE_FLAG_VERBOSE
     if not folded:
         flags |= _constants.SRE_FLAG_IGNORECASE
     if parsed.state.flags & flags:
-        return None
-    best = _best([r for r in _requirements(list(parsed), _constants) if all(r)])
-    return best if best else None
+        return []
+    found = [r for r in _requirements(list(parsed), _constants) if r and all(r)]
+    return sorted(found, key=lambda r: -min(map(len, r)))
 
 
 def regex_literal(pattern: str) -> str | None:
@@ -187,20 +195,37 @@ def search_predicate(pattern: str, *, anchored: bool = False) -> Callable[[str],
     literal = None if anchored else regex_literal(pattern)
     if literal is not None:
         return _contains(literal) if literal else _always
-    required = required_literals(pattern)
+    required = all_requirements(pattern)
 
     def search(value: str) -> bool:
         data = value.encode("utf-8")
         found: bool = match(anchor, data, 0, len(data))[0][0] != -1
         return found
 
-    if required is None:
+    if not required:
         return search
-    if len(required) == 1:
-        (literal,) = required
+    if len(required) == 1 and len(required[0]) == 1:
+        (literal,) = required[0]
         return lambda value: literal in value and search(value)
-    literals = tuple(required)
-    return lambda value: any(lit in value for lit in literals) and search(value)
+    return _guarded(required, search)
+
+
+def _guarded(required: list[Requirement], search: Callable[[str], bool]) -> Callable[[str], bool]:
+    """``search`` behind every requirement: ``/workspace/[^/]*/deploy/`` is asked only of
+    values holding both ``/workspace/`` and ``/deploy/`` (the first alone is in every path)."""
+    singles = tuple(lit for r in required if len(r) == 1 for lit in r)
+    choices = tuple(tuple(r) for r in required if len(r) > 1)
+
+    def guarded(value: str) -> bool:
+        for literal in singles:
+            if literal not in value:
+                return False
+        for literals in choices:
+            if not any(lit in value for lit in literals):
+                return False
+        return search(value)
+
+    return guarded
 
 
 def _always(_value: str) -> bool:
