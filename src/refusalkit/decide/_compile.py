@@ -299,13 +299,16 @@ _EMPTY_PLAN = Plan((), (), (), (), {})
 class RuleSet:
     """The rules in file order, with a bounded per-tool cache of the plans that apply them."""
 
-    __slots__ = ("_cache", "_named", "_open", "_open_plans", "_probes", "rules")
+    __slots__ = ("_cache", "_named", "_open", "_open_blind", "_open_plans", "_probes", "rules")
 
     def __init__(self, rules: tuple[CompiledRule, ...]) -> None:
         self.rules = rules
         self._cache: dict[str, Plan] = {}
         self._named = frozenset(name for rule in rules for name in _tool_names(rule) or ())
         self._open = tuple(rule for rule in rules if _tool_names(rule) is None)
+        self._open_blind = not any(
+            c.path == "tool" for rule in self._open for conds in rule.branches for c in conds
+        )
         self._open_plans: dict[tuple[int | None, ...], Plan] = {}
         self._probes: dict[tuple[CondSpec, ...], WalkProbe | None] = {}  # shared by all tools
 
@@ -333,9 +336,14 @@ class RuleSet:
         (an agent that makes up tool names does not build a plan per name)."""
         if not self._open:
             return _EMPTY_PLAN
+        if self._open_blind:  # no open rule tests the tool: one plan serves every such tool
+            return self._open_plan_for(tool, ())
         signature = tuple(
             _tool_outcome(conds, tool) for rule in self._open for conds in rule.branches or ((),)
         )
+        return self._open_plan_for(tool, signature)
+
+    def _open_plan_for(self, tool: str, signature: tuple[int | None, ...]) -> Plan:
         plan = self._open_plans.get(signature)
         if plan is None:
             rules = tuple(

@@ -48,7 +48,6 @@ from refusalkit.decide._fields import MISSING, StepKind, element_path, run_steps
 from refusalkit.decide._limits import Limiter
 from refusalkit.decide._logic import Severity, Tri
 from refusalkit.decide._pack import Pack
-from refusalkit.decide._probe import raw_strings
 from refusalkit.decide._schemapath import schema_field, schema_pointer
 from refusalkit.errors import RequestError
 from refusalkit.keyring import Keyring
@@ -329,6 +328,10 @@ def _generic_hits(
     for position in plan.generic:
         rule = rules[position]
         if rule.walks is not None:
+            probe = rule.probe  # no string may match: what ``_walk_hit`` would find, memoised
+            if probe is not None and not probe.holds(_lookup(request, rule.walks[0].parts)):
+                trail[position] = plan.false_steps[rule.walks[0]]
+                continue
             hit = _walk_hit(request, position, rule)
             if hit is None:
                 trail[position] = plan.false_steps[rule.walks[0]]
@@ -359,11 +362,7 @@ def _walk_hit(request: Mapping[str, Any], position: int, rule: ToolRule) -> Hit 
     first branch that holds decides, as ``_eval_rule`` would."""
     walks = rule.walks or ()
     first = walks[0]
-    value = _lookup(request, first.parts)
-    probe = rule.probe
-    if probe is not None and (value is _MISSING or not probe.any(raw_strings(value))):
-        return None  # no string may match: what the search below would find, memoised
-    where, values = _strings(value, first)
+    where, values = _strings(_lookup(request, first.parts), first)
     maybe = rule.walk_any
     if values and (maybe is None or any(type(v) is not str or maybe(v) for v in values)):
         for spec in walks:
@@ -768,6 +767,10 @@ class DecisionPoint:
         rules = plan.rules
         if plan.generic:
             _generic_hits(request, tool, plan, trail, hits)
+        if not hits:  # no rule matched: every step is a fixed false one, and @default decides
+            steps.extend(cast("list[WhyStep]", trail))
+            steps.append(self._default_steps[True])
+            return self._outcome(None, None)
         if len(hits) > 1:
             hits.sort()  # positions are distinct, so only they are compared
         best: ToolRule | None = None

@@ -100,6 +100,22 @@ class WalkProbe:
         self._screen = _screen(after, specs)
         self._cache: BoundedCache[str, bool] = BoundedCache(_CACHE_LIMIT)
 
+    def holds(self, value: Any) -> bool:
+        """Whether the probe holds on some string below ``value`` (``MISSING``: none)."""
+        if type(value) is dict:  # flat arguments (strings only) at once, as ``raw_strings``
+            texts = [v for v in value.values() if type(v) is str]
+            if len(texts) != len(value):
+                texts = raw_strings(value)
+        elif value is MISSING:
+            return False
+        else:
+            texts = raw_strings(value)
+        if len(texts) == 1:  # the common call: one string, no list of fresh ones
+            known = self._cache.get(texts[0])
+            if known is not None:
+                return known
+        return self.any(texts)
+
     def any(self, texts: list[str]) -> bool:
         """Whether the probe holds on one of ``texts``: remembered strings first, then one
         screen over the others (a string it clears is remembered as false), then the search."""
