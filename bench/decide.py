@@ -20,6 +20,16 @@ A seventh, ``refusalkit+args**``, adds the bundled pack's credential rule
 arguments, ``args.**``) in front of the kinds pack; it refuses nothing the 50 rules allow on this
 stream, so the verdicts still agree.
 
+An eighth, ``cedar-batch``, is Cedar at its best: ``cedarpy.is_authorized_batch`` over each
+chunk of 500 requests, its policies and entities parsed once (checked to decide as the single
+call does); its per-decision figures are the chunk's time over its size.
+
+The engines take turns on chunks of the stream within each round; ``--rounds`` (3) rounds are
+run, and every ratio is reported as the median over the rounds with every round beside it, and
+the load average after each. The figures are ratios beside the peer, never verdicts.
+
+    python bench/decide.py --quick --rounds 5
+
 Prints a table and writes ``bench/results/decide.json``.
 """
 

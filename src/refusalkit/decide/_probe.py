@@ -20,13 +20,14 @@ import re2
 from refusalkit._bounded import BoundedCache
 from refusalkit.decide._fields import MISSING, Step, StepKind, run_steps, walk_strings
 from refusalkit.decide._kinds import lexical_path_options
-from refusalkit.decide._regex import search_predicate
+from refusalkit.decide._regex import re2_compile
 
 if TYPE_CHECKING:
     from refusalkit.decide._compile import CondSpec
 
 __all__ = ["WalkProbe", "raw_strings", "string_forms"]
 
+_UNANCHORED = re2._Anchor.UNANCHORED
 _CACHE_LIMIT = 4096
 _CACHED_LENGTH = 512  # longer strings are searched each time, never kept (the cache stays small)
 
@@ -75,13 +76,17 @@ def _screen(after: tuple[Step, ...], specs: tuple[CondSpec, ...]) -> Callable[[s
         found |= spec.cond.needles
     if options is None or not found:
         return None
-    search = search_predicate("(?i)" + "|".join(re2.escape(n) for n in sorted(found)))
+    match = re2_compile("(?i)" + "|".join(re2.escape(n) for n in sorted(found)))._regexp.Match
     fold, windows = bool(options.get("case_fold")), bool(options.get("windows"))
-    if windows:
-        return lambda text: search(_fold(text.replace("\\", "/"), fold=fold))
-    if fold:
-        return lambda text: search(text.lower())
-    return search
+
+    def screen(text: str) -> bool:  # RE2's Match on UTF-8, as ``search_predicate`` calls it
+        if windows:
+            text = text.replace("\\", "/")
+        data = (text.lower() if fold else text).encode("utf-8")
+        found: bool = match(_UNANCHORED, data, 0, len(data))[0][0] != -1
+        return found
+
+    return screen
 
 
 class WalkProbe:
@@ -110,10 +115,17 @@ class WalkProbe:
             return False
         else:
             texts = raw_strings(value)
-        if len(texts) == 1:  # the common call: one string, no list of fresh ones
-            known = self._cache.get(texts[0])
+        if len(texts) == 1:  # the common call: one string, inline
+            text = texts[0]
+            known = self._cache.get(text)
             if known is not None:
                 return known
+            screen = self._screen
+            if screen is not None and not screen(text):
+                if len(text) <= _CACHED_LENGTH:
+                    self._cache.put(text, False)  # noqa: FBT003 (the value remembered)
+                return False
+            return self._probe(text)
         return self.any(texts)
 
     def any(self, texts: list[str]) -> bool:
@@ -145,7 +157,3 @@ class WalkProbe:
         for text in texts:
             if len(text) <= _CACHED_LENGTH:
                 self._cache.put(text, found)
-
-
-def _fold(text: str, *, fold: bool) -> str:
-    return text.lower() if fold else text
