@@ -20,6 +20,16 @@ A seventh, ``refusalkit+args**``, adds the bundled pack's credential rule
 arguments, ``args.**``) in front of the kinds pack; it refuses nothing the 50 rules allow on this
 stream, so the verdicts still agree.
 
+An eighth, ``cedar-batch``, is Cedar at its best: ``cedarpy.is_authorized_batch`` over each
+chunk of 500 requests, its policies and entities parsed once (checked to decide as the single
+call does); its per-decision figures are the chunk's time over its size.
+
+The engines take turns on chunks of the stream within each round; ``--rounds`` (3) rounds are
+run, and every ratio is reported as the median over the rounds with every round beside it, and
+the load average after each. The figures are ratios beside the peer, never verdicts.
+
+    python bench/decide.py --quick --rounds 5
+
 Prints a table and writes ``bench/results/decide.json``.
 """
 
@@ -241,13 +251,7 @@ def cedar_engine() -> tuple[Callable[[dict[str, Any]], Any], Callable[[Any], tup
     entities = cedarpy.Entities.from_json_str("[]")
 
     def decide(request: dict[str, Any]) -> Any:
-        cedar_request = {
-            "principal": f'Agent::"{request["caller"]["agent"]}"',
-            "action": f'Action::"{request["tool"]}"',
-            "resource": f'Tool::"{request["tool"]}"',
-            "context": cedar_context(request),
-        }
-        return cedarpy.is_authorized(cedar_request, policies, entities)
+        return cedarpy.is_authorized(cedar_request(request), policies, entities)
 
     names = {f"policy{i}": rule[0] for i, rule in enumerate(policy_rules())}
 
@@ -256,6 +260,27 @@ def cedar_engine() -> tuple[Callable[[dict[str, Any]], Any], Callable[[Any], tup
         return not result.allowed, ",".join(reasons)
 
     return decide, verdict
+
+
+def cedar_request(request: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "principal": f'Agent::"{request["caller"]["agent"]}"',
+        "action": f'Action::"{request["tool"]}"',
+        "resource": f'Tool::"{request["tool"]}"',
+        "context": cedar_context(request),
+    }
+
+
+def cedar_batch() -> Callable[[list[dict[str, Any]]], list[Any]]:
+    """Cedar at its best: ``is_authorized_batch`` over a chunk, the policies and entities
+    parsed once (the handles cedarpy's documentation recommends reusing)."""
+    policies = cedarpy.PolicySet.from_str(cedar_text())
+    entities = cedarpy.Entities.from_json_str("[]")
+
+    def decide_all(requests: list[dict[str, Any]]) -> list[Any]:
+        return cedarpy.is_authorized_batch([cedar_request(r) for r in requests], policies, entities)
+
+    return decide_all
 
 
 # -- Agent Governance Toolkit ----------------------------------------------------------------------
@@ -397,15 +422,21 @@ def check_agreement(requests: list[dict[str, Any]], engines: dict[str, Any]) -> 
 
 
 def measure(
-    engines: dict[str, Callable[[dict[str, Any]], Any]], requests: list[dict[str, Any]]
+    engines: dict[str, Callable[[dict[str, Any]], Any]],
+    requests: list[dict[str, Any]],
+    batches: dict[str, Callable[[list[dict[str, Any]]], Any]] | None = None,
 ) -> dict[str, dict[str, float]]:
     """Time every call; engines take turns on chunks of the stream, so that a busy machine
-    slows all of them alike rather than whichever ran during the noise."""
+    slows all of them alike rather than whichever ran during the noise. A batch engine decides
+    each chunk in one call: its per-decision figures are the chunk's time over its size."""
+    batches = batches or {}
     for decide in engines.values():
         for request in requests[:2000]:  # warm caches alike
             decide(request)
-    samples: dict[str, list[int]] = {name: [] for name in engines}
-    walls: dict[str, float] = dict.fromkeys(engines, 0.0)
+    for decide_all in batches.values():
+        decide_all(requests[:2000])
+    samples: dict[str, list[int]] = {name: [] for name in [*engines, *batches]}
+    walls: dict[str, float] = dict.fromkeys(samples, 0.0)
     timer = time.perf_counter_ns
     chunk = 500
     gc.collect()
@@ -421,6 +452,12 @@ def measure(
                     decide(request)
                     out.append(timer() - t0)
                 walls[name] += (timer() - began) / 1e9
+            for name, decide_all in batches.items():
+                began = timer()
+                decide_all(part)
+                spent = timer() - began
+                samples[name].extend([spent // len(part)] * len(part))
+                walls[name] += spent / 1e9
     finally:
         gc.enable()
     results = {}
@@ -435,10 +472,31 @@ def measure(
     return results
 
 
+def median_rounds(rounds: list[dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
+    """Each engine's figures: the median over the rounds."""
+    return {
+        name: {key: statistics.median(r[name][key] for r in rounds) for key in rounds[0][name]}
+        for name in rounds[0]
+    }
+
+
+def ratio(rounds: list[dict[str, dict[str, float]]], a: str, b: str, key: str) -> dict[str, Any]:
+    """``a[key] / b[key]`` in each round (the engines ran interleaved within it): the median,
+    the lowest and highest, and every round."""
+    values = [r[a][key] / r[b][key] for r in rounds]
+    return {
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+        "rounds": values,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10k requests instead of 100k")
     parser.add_argument("--count", type=int, default=None, help="number of requests")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds (median and spread)")
     options = parser.parse_args()
     count = options.count or (10_000 if options.quick else 100_000)
     requests = make_requests(count)
@@ -451,61 +509,81 @@ def main() -> None:
         "cedar": cedar_engine(),
         "agt": agt_engine(),
     }
+    batches = {"cedar-batch": cedar_batch()}
     logging_off()
     agreement = check_agreement(requests, engines)
-    console.print(f"all three engines agree on {count:,} requests: {agreement}")
-    results = measure({name: decide for name, (decide, _) in engines.items()}, requests)
+    check_batch(requests, engines["cedar"], batches["cedar-batch"])
+    console.print(f"all engines agree on {count:,} requests (Cedar's batch too): {agreement}")
+    deciders = {name: decide for name, (decide, _) in engines.items()}
+    loads: list[float | None] = []
+    rounds = []
+    for _ in range(options.rounds):
+        rounds.append(measure(deciders, requests, batches))
+        loads.append(round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None)
+    report_rounds(count, agreement, rounds, loads)
+
+
+def check_batch(requests: list[dict[str, Any]], single: Any, batch: Any) -> None:
+    """Cedar's batch API decides every request as its one-at-a-time call does."""
+    decide, verdict = single
+    for start in range(0, len(requests), 500):
+        part = requests[start : start + 500]
+        for index, (request, result) in enumerate(zip(part, batch(part), strict=True)):
+            if verdict(result) != verdict(decide(request)):
+                raise SystemExit(f"Cedar's batch differs on request {start + index}")
+
+
+RATIOS = {  # name: (a, b, key): a's figure over b's, per round
+    "throughput_vs_cedar": ("refusalkit", "cedar", "decisions_per_s"),
+    "throughput_vs_cedar_batch": ("refusalkit", "cedar-batch", "decisions_per_s"),
+    "throughput_vs_agt": ("refusalkit", "agt", "decisions_per_s"),
+    "kinds_throughput_vs_plain": ("refusalkit+kinds", "refusalkit", "decisions_per_s"),
+    "approval_p50_vs_plain": ("refusalkit+approval", "refusalkit", "p50_us"),
+    "approval_p50_vs_same_rules_as_deny": ("refusalkit+approval", "refusalkit+deny4", "p50_us"),
+    "walk_p50_vs_kinds": ("refusalkit+args**", "refusalkit+kinds", "p50_us"),
+}
+
+
+def report_rounds(
+    count: int,
+    agreement: dict[str, int],
+    rounds: list[dict[str, dict[str, float]]],
+    loads: list[float | None],
+) -> None:
+    results = median_rounds(rounds)
     ours = results["refusalkit"]
-    table = Table(title=f"decide: {count:,} mixed requests, 50-rule policy")
+    table = Table(
+        title=f"decide: {count:,} mixed requests, 50-rule policy, median of {len(rounds)}"
+    )
     for column in ("engine", "p50 µs", "p99 µs", "decisions/s", "refusalkit speed-up"):
         table.add_column(column, justify="right" if column != "engine" else "left")
     for name, row in results.items():
-        ratio = ours["decisions_per_s"] / row["decisions_per_s"]
+        speed = ours["decisions_per_s"] / row["decisions_per_s"]
         table.add_row(
             name,
             f"{row['p50_us']:.1f}",
             f"{row['p99_us']:.1f}",
             f"{row['decisions_per_s']:,.0f}",
-            "-" if name.startswith("refusalkit") else f"{ratio:.1f}x",
+            "-" if name.startswith("refusalkit") else f"{speed:.1f}x",
         )
-    kinds = results["refusalkit+kinds"]
-    console.print(
-        f"kind: path keeps {kinds['decisions_per_s'] / ours['decisions_per_s']:.0%} of the "
-        f"plain pack's decisions/s, p50 {kinds['p50_us']:.1f} µs"
-    )
-    approval, deny4 = results["refusalkit+approval"], results["refusalkit+deny4"]
-    console.print(
-        f"require-approval rules (none pending): p50 {approval['p50_us']:.2f} µs; the same rules "
-        f"as deny {deny4['p50_us']:.2f} µs ({approval['p50_us'] / deny4['p50_us'] - 1:+.1%}); "
-        f"the plain pack {ours['p50_us']:.2f} µs ({approval['p50_us'] / ours['p50_us'] - 1:+.1%})"
-    )
-    walk = results["refusalkit+args**"]
-    console.print(
-        f"args.** (the bundled credential rule on every string) p50 {walk['p50_us']:.1f} µs, "
-        f"{walk['p50_us'] / kinds['p50_us'] - 1:+.0%} over the kinds pack (target ≤ +15%)"
-    )
     console.print(table)
-    load = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
-    console.print(f"load average (1 min) at the end of the run: {load}")
+    ratios = {name: ratio(rounds, *spec) for name, spec in RATIOS.items()}
+    for name, value in ratios.items():
+        shown = ", ".join(f"{v:.3f}" for v in value["rounds"])
+        console.print(f"{name}: median {value['median']:.3f} (rounds: {shown})")
+    console.print(f"load average (1 min) after each round: {loads}")
     report = {
         "benchmark": "decide",
         "requests": count,
         "rules": 50,
+        "rounds": len(rounds),
         "agreement": agreement,
         "python": sys.version.split()[0],
         "machine": platform.machine(),
-        "load_average_1m": load,  # other work on the machine slows all three engines alike
+        "load_average_1m": loads,  # other work on the machine slows every engine alike
         "engines": results,
-        "ratios": {
-            "throughput_vs_agt": ours["decisions_per_s"] / results["agt"]["decisions_per_s"],
-            "throughput_vs_cedar": ours["decisions_per_s"] / results["cedar"]["decisions_per_s"],
-            "p50_vs_agt": results["agt"]["p50_us"] / ours["p50_us"],
-            "p50_vs_cedar": results["cedar"]["p50_us"] / ours["p50_us"],
-            "kinds_throughput_vs_plain": kinds["decisions_per_s"] / ours["decisions_per_s"],
-            "approval_p50_vs_plain": approval["p50_us"] / ours["p50_us"],
-            "approval_p50_vs_same_rules_as_deny": approval["p50_us"] / deny4["p50_us"],
-            "walk_p50_vs_kinds": walk["p50_us"] / kinds["p50_us"],
-        },
+        "every_round": rounds,
+        "ratios": ratios,
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -94,7 +94,7 @@ def test_policy_check() -> None:
     assert "@attestation" in out
     assert "sha256:" in out
     code, out, _ = invoke("policy", "check", "--json", PACK)
-    assert json.loads(out)["rules"] == 21
+    assert json.loads(out)["rules"] == 22
 
 
 def test_policy_test_passes() -> None:

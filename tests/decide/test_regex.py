@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from refusalkit.decide import DecisionPoint, Pack
 from refusalkit.decide._regex import (
+    all_requirements,
     re2_compile,
     regex_literal,
     required_literals,
@@ -192,3 +193,8 @@ def test_shortcuts_agree_with_plain_re2(pattern: str, texts: list[str]) -> None:
             assert (literal in text) is expected, (pattern, text)
         if expected and required is not None:
             assert any(lit in text for lit in required), (pattern, text)
+        for requirement in all_requirements(pattern) if expected else []:
+            assert any(lit in text for lit in requirement), (pattern, text)
+        for requirement in all_requirements(pattern, folded=True) if expected else []:
+            folded = "(?i)" + "|".join(re2.escape(lit) for lit in requirement)
+            assert re2.search(folded, text) is not None, (pattern, text)

@@ -151,6 +151,40 @@ def test_agent_tools_refuses_a_credential_directory(
     assert refused(decision)  # (an fs.* call without args.path is refused by path_traversal too)
 
 
+# A directory above a credential directory takes it along when it is moved, renamed, copied or
+# deleted: the globs name the directory and what is inside it, not what holds it.
+ANCESTORS = ["/home/dev", "/home/dev/", "/HOME/Dev", "/home", "/workspace", "/root", "/"]
+NOT_ANCESTORS = ["/home/dev/project", "/workspace/src", "/tmp/x", "/home/dev/notes.md"]
+
+
+@pytest.mark.parametrize("source", ANCESTORS)
+def test_mcp_refuses_moving_a_directory_above_a_credential_directory(
+    mcp: DecisionPoint, source: str
+) -> None:
+    moved = editor(mcp, "move_file", source=source, destination="/tmp/x")
+    assert refused(moved, "credential_ancestor")
+
+
+@pytest.mark.parametrize("tool", ["fs.move", "fs.rename", "fs.copy", "fs.delete"])
+@pytest.mark.parametrize("source", ANCESTORS)
+def test_agent_tools_refuses_moving_a_directory_above_a_credential_directory(
+    agent_tools: DecisionPoint, tool: str, source: str
+) -> None:
+    decision = coder(agent_tools, tool, source=source, destination="/tmp/x")
+    assert refused(decision, "credential_ancestor")
+
+
+@pytest.mark.parametrize("source", NOT_ANCESTORS)
+def test_moving_what_holds_no_credential_directory_stays_allowed(
+    mcp: DecisionPoint, agent_tools: DecisionPoint, source: str
+) -> None:
+    moved = editor(mcp, "move_file", source=source, destination="/workspace/moved")
+    assert moved.action is Action.AUDIT, moved.why_trail
+    decision = coder(agent_tools, "fs.move", source=source, destination="/workspace/moved")
+    assert not refused(decision, "credential_ancestor")
+    assert editor(mcp, "read_file", path="/home/dev/notes.md").action is Action.ALLOW
+
+
 # -- code planted where it runs -------------------------------------------------------------------
 
 CODE_PATHS = [

@@ -38,6 +38,7 @@ from refusalkit.decide._glob import compile_glob
 from refusalkit.decide._kinds import COMPONENTS, Kind, kind_parser
 from refusalkit.decide._limits import CompiledLimit
 from refusalkit.decide._logic import Severity
+from refusalkit.decide._probe import WalkProbe
 from refusalkit.decide._regex import search_predicate
 from refusalkit.decide._sets import NamedSets, bare_glob_error
 from refusalkit.model import DEFAULT_TTL_S, Action, WhyStep, parse_duration
@@ -124,6 +125,7 @@ class ToolRule:
     # walk of the field (``_walk_hits`` in the engine)
     walks: tuple[CondSpec, ...] | None = None
     walk_any: Callable[[str], bool] | None = None  # holds when some branch may hold on a string
+    probe: WalkProbe | None = None  # ``walk_any`` on a raw string, memoised (``_probe.py``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,14 +299,18 @@ _EMPTY_PLAN = Plan((), (), (), (), {})
 class RuleSet:
     """The rules in file order, with a bounded per-tool cache of the plans that apply them."""
 
-    __slots__ = ("_cache", "_named", "_open", "_open_plans", "rules")
+    __slots__ = ("_cache", "_named", "_open", "_open_blind", "_open_plans", "_probes", "rules")
 
     def __init__(self, rules: tuple[CompiledRule, ...]) -> None:
         self.rules = rules
         self._cache: dict[str, Plan] = {}
         self._named = frozenset(name for rule in rules for name in _tool_names(rule) or ())
         self._open = tuple(rule for rule in rules if _tool_names(rule) is None)
+        self._open_blind = not any(
+            c.path == "tool" for rule in self._open for conds in rule.branches for c in conds
+        )
         self._open_plans: dict[tuple[int | None, ...], Plan] = {}
+        self._probes: dict[tuple[CondSpec, ...], WalkProbe | None] = {}  # shared by all tools
 
     def for_tool(self, tool: str) -> Plan:
         """The plan for ``tool``: the rules that can apply (tool conditions evaluated once).
@@ -317,7 +323,9 @@ class RuleSet:
             return hit
         if tool not in self._named:
             return self._open_plan(tool)
-        rules = tuple(t for t in (_specialise(r, tool) for r in self.rules) if t is not None)
+        rules = tuple(
+            t for t in (_specialise(r, tool, self._probes) for r in self.rules) if t is not None
+        )
         plan = make_plan(rules) if rules else _EMPTY_PLAN
         self._cache[tool] = plan
         return plan
@@ -328,12 +336,19 @@ class RuleSet:
         (an agent that makes up tool names does not build a plan per name)."""
         if not self._open:
             return _EMPTY_PLAN
+        if self._open_blind:  # no open rule tests the tool: one plan serves every such tool
+            return self._open_plan_for(tool, ())
         signature = tuple(
             _tool_outcome(conds, tool) for rule in self._open for conds in rule.branches or ((),)
         )
+        return self._open_plan_for(tool, signature)
+
+    def _open_plan_for(self, tool: str, signature: tuple[int | None, ...]) -> Plan:
         plan = self._open_plans.get(signature)
         if plan is None:
-            rules = tuple(t for t in (_specialise(r, tool) for r in self._open) if t is not None)
+            rules = tuple(
+                t for t in (_specialise(r, tool, self._probes) for r in self._open) if t is not None
+            )
             plan = make_plan(rules) if rules else _EMPTY_PLAN
             if len(self._open_plans) < _CACHE_LIMIT:
                 self._open_plans[signature] = plan
@@ -360,7 +375,9 @@ def _tool_names(rule: CompiledRule) -> frozenset[str] | None:
     return frozenset(names)
 
 
-def _specialise(rule: CompiledRule, tool: str) -> ToolRule | None:
+def _specialise(
+    rule: CompiledRule, tool: str, probes: dict[tuple[CondSpec, ...], WalkProbe | None]
+) -> ToolRule | None:
     if not rule.branches:
         return ToolRule(rule, (), always=True)
     kept: list[Branch] = []
@@ -384,14 +401,21 @@ def _specialise(rule: CompiledRule, tool: str) -> ToolRule | None:
     if single is not None and (single.rest or single.each is not None):
         single = None  # a list or element path goes through the general evaluation
     walks = _walks(kept)
+    if walks is None:
+        return ToolRule(rule, tuple(kept), always=False, single=single)
+    if walks not in probes:  # one search and one memo per rule, whatever the tool
+        maybe = _walk_any(walks)
+        probes[walks] = None if maybe is None else WalkProbe(walks, walks[0].each or (), maybe)
+    probe = probes[walks]
+    maybe = None if probe is None else probe.maybe
     return ToolRule(
-        rule, tuple(kept), always=False, single=single, walks=walks, walk_any=_walk_any(walks)
+        rule, tuple(kept), always=False, single=single, walks=walks, walk_any=maybe, probe=probe
     )
 
 
-def _walk_any(walks: tuple[CondSpec, ...] | None) -> Callable[[str], bool] | None:
+def _walk_any(walks: tuple[CondSpec, ...]) -> Callable[[str], bool] | None:
     """One RE2 search for "some branch of a ``**`` rule holds on this string" (None: no)."""
-    patterns = [spec.cond.pattern for spec in walks or ()]
+    patterns = [spec.cond.pattern for spec in walks]
     if not patterns or any(p is None for p in patterns):
         return None
     try:
@@ -516,7 +540,7 @@ class _Compiler:
         """A ``case_fold`` class sees lower-case values: upper-case literals could never match."""
         if not declared.get("case_fold") or not isinstance(raw, Mapping):
             return
-        for op in ("glob", "prefix", "under", "in"):
+        for op in ("glob", "prefix", "under", "above", "in"):
             items = raw.get(op)
             for item in items if isinstance(items, list) else [items]:
                 if isinstance(item, str) and item != item.lower():

@@ -18,7 +18,7 @@ import re2
 
 from refusalkit.decide._glob import compile_glob, glob_to_regex
 from refusalkit.decide._logic import Tri
-from refusalkit.decide._regex import regex_literal, search_predicate
+from refusalkit.decide._regex import regex_literal, required_literals, search_predicate
 
 __all__ = [
     "FALSE",
@@ -35,7 +35,7 @@ __all__ = [
 FALSE = Tri.FALSE
 UNKNOWN = Tri.UNKNOWN
 TRUE = Tri.TRUE
-OPERATORS = ("glob", "regex", "prefix", "under", "in", "range", "cidr", "not")
+OPERATORS = ("glob", "regex", "prefix", "under", "above", "in", "range", "cidr", "not")
 _COMBINE_FROM = 4  # a string test with more alternatives first asks one combined RE2 regex
 
 Check = Callable[[Any], int]
@@ -67,6 +67,9 @@ class Condition:
     # an RE2 regex that a string matches (search) exactly when the condition holds on it, for
     # conditions that have one (glob, regex, under): several can then be asked at once
     pattern: str | None = None
+    # texts without ``/`` of which every string the condition holds on contains one, up to
+    # RE2's case folding (``needles``): a cheap screen before the condition is asked
+    needles: frozenset[str] | None = None
 
     def describe(self, outcome: int) -> str:
         """The trail's ``test`` text for an outcome of ``check``."""
@@ -178,6 +181,29 @@ def _prefix_pred(prefix: str) -> Callable[[str], bool]:
     return lambda value: value.startswith(prefix)
 
 
+def _above_pred(directory: str) -> Callable[[str], bool]:
+    """An absolute directory glob and every directory above it: the value is the directory
+    or one of its ancestors (moving ``/home/dev`` moves ``/home/dev/.aws``). Segments are
+    matched as ``glob`` matches them; a relative value is above no absolute directory."""
+    if not directory.startswith("/") or directory.endswith("/") or "**" in directory:
+        raise ConditionSpecError(
+            f"`above` names an absolute directory glob without `**` or a trailing '/' "
+            f"(not {directory!r})",
+            "above",
+        )
+    segments = tuple(compile_glob(part) for part in directory[1:].split("/"))
+
+    def above(value: str) -> bool:
+        if not value.startswith("/"):
+            return False
+        parts = value[1:].split("/") if value != "/" else []
+        if len(parts) > len(segments):
+            return False
+        return all(match(part) for match, part in zip(segments, parts, strict=False))
+
+    return above
+
+
 def _under_pred(directory: str) -> Callable[[str], bool]:
     """A directory glob as a whole: the directory itself and everything under it."""
     if not directory or directory.endswith("/"):
@@ -238,6 +264,7 @@ def _string_op(op: str, spec: Any) -> tuple[Check, tuple[str, ...], str]:
         "regex": _regex_pred,
         "prefix": _prefix_pred,
         "under": _under_pred,
+        "above": _above_pred,
     }[op]
     preds = [factory(item) for item in items]
     check = _string_any(preds, _finder(op, items, preds))
@@ -444,7 +471,7 @@ def compile_condition(
 def _operator(
     op: str, arg: Any, field_class: str | None, hide: bool, kind: str | None
 ) -> Condition:
-    if op in ("glob", "regex", "prefix", "under"):
+    if op in ("glob", "regex", "prefix", "under", "above"):
         check, tests, false_text = _string_op(op, arg)
     elif op == "cidr":
         check, tests, false_text = _cidr_op(arg, names_false=kind == "url")
@@ -456,7 +483,39 @@ def _operator(
         check, tests, false_text = _not_op(arg, hide, kind)
     items = arg if isinstance(arg, list) else [arg]
     pattern = _pattern(op, items) if op in ("glob", "regex", "under") else None
-    return Condition(check, tests, false_text, field_class, index_keys(op, items), pattern)
+    index = index_keys(op, items)
+    return Condition(check, tests, false_text, field_class, index, pattern, needles(op, items))
+
+
+def needles(op: str, items: Sequence[Any]) -> frozenset[str] | None:
+    """Texts without ``/`` of which every string that some alternative matches contains one,
+    up to case folding (None: not known). A path's normal form keeps its segments as written
+    (docs/policy.md, Kinds), so a needle of a parsed path is in the string it was parsed from.
+    """
+    found: set[str] = set()
+    for item in items:
+        if not isinstance(item, str):
+            return None
+        literals = required_literals(item, folded=True) if op == "regex" else _glob_runs(op, item)
+        pieces = [_longest_piece(text) for text in literals or ()]
+        if not pieces or not all(pieces):
+            return None
+        found.update(pieces)
+    return frozenset(found)
+
+
+def _glob_runs(op: str, glob: str) -> frozenset[str] | None:
+    """A glob's (or ``under`` directory's) literal runs: a match holds every one of them."""
+    if op not in ("glob", "under"):
+        return None
+    runs = [run for run in glob.replace("?", "*").split("*") if run]
+    best = max(runs, key=lambda run: len(_longest_piece(run)), default=None)
+    return None if best is None else frozenset([best])
+
+
+def _longest_piece(text: str) -> str:
+    """The longest part of ``text`` between slashes ('' when it is all slashes)."""
+    return max(text.split("/"), key=len)
 
 
 def _pattern(op: str, items: Sequence[Any]) -> str | None:

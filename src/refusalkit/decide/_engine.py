@@ -328,6 +328,10 @@ def _generic_hits(
     for position in plan.generic:
         rule = rules[position]
         if rule.walks is not None:
+            probe = rule.probe  # no string may match: what ``_walk_hit`` would find, memoised
+            if probe is not None and not probe.holds(_lookup(request, rule.walks[0].parts)):
+                trail[position] = plan.false_steps[rule.walks[0]]
+                continue
             hit = _walk_hit(request, position, rule)
             if hit is None:
                 trail[position] = plan.false_steps[rule.walks[0]]
@@ -763,6 +767,10 @@ class DecisionPoint:
         rules = plan.rules
         if plan.generic:
             _generic_hits(request, tool, plan, trail, hits)
+        if not hits:  # no rule matched: every step is a fixed false one, and @default decides
+            steps.extend(cast("list[WhyStep]", trail))
+            steps.append(self._default_steps[True])
+            return self._outcome(None, None)
         if len(hits) > 1:
             hits.sort()  # positions are distinct, so only they are compared
         best: ToolRule | None = None

@@ -35,6 +35,7 @@ __all__ = [
     "COMPONENTS",
     "Kind",
     "kind_parser",
+    "lexical_path_options",
     "parse_path",
     "parse_shell",
     "parse_url",
@@ -377,6 +378,16 @@ def parse_shell(value: Any, *, record: bool = True) -> Any:
 
 
 # -- choosing a parser --------------------------------------------------------------------------
+
+
+def lexical_path_options(parse: Callable[[Any], Any]) -> Mapping[str, Any] | None:
+    """The options of ``parse`` when it is a lexical path parse from ``kind_parser`` (the
+    normal form keeps the segments as written, case folded if asked), else None."""
+    if parse is _parse_posix_path:
+        return {}
+    if isinstance(parse, functools.partial) and parse.func is parse_path and not parse.args:
+        return parse.keywords
+    return None
 
 
 @functools.cache

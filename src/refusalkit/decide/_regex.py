@@ -26,6 +26,7 @@ import re2
 from refusalkit.decide._warnings import warnings_as
 
 __all__ = [
+    "all_requirements",
     "re2_compile",
     "regex_literal",
     "required_literals",
@@ -61,6 +62,11 @@ def _requirements(items: Any, c: Any) -> list[Requirement]:
         if op is c.LITERAL:
             run += chr(arg)
             continue
+        words = _words(arg[1], c) if op is c.BRANCH and run else None
+        if words is not None:  # ``\.p(?:12|fx)``: every match holds ``.p12`` or ``.pfx``
+            out.append(frozenset(run + word for word in words))
+            run = ""
+            continue
         if run:
             out.append(frozenset([run]))
             run = ""
@@ -77,6 +83,16 @@ def _requirements(items: Any, c: Any) -> list[Requirement]:
     if run:
         out.append(frozenset([run]))
     return out
+
+
+def _words(alternatives: list[Any], c: Any) -> list[str] | None:
+    """The texts of an alternation whose every branch is a plain run of literals, else None."""
+    words = []
+    for alternative in alternatives:
+        if not all(op is c.LITERAL for op, _ in alternative):
+            return None
+        words.append("".join(chr(arg) for _, arg in alternative))
+    return words
 
 
 # Escapes that both RE2 and Python read as the escaped character itself.
@@ -122,15 +138,29 @@ def _python_parse(pattern: str) -> Any:
             return None
 
 
-def required_literals(pattern: str) -> Requirement | None:
-    """Literals of which every match of ``pattern`` contains at least one; None if unknown."""
+def required_literals(pattern: str, *, folded: bool = False) -> Requirement | None:
+    """Literals of which every match of ``pattern`` contains at least one; None if unknown.
+
+    ``folded``: a pattern with a leading ``(?i)`` is read too, and then its match contains one
+    of the literals up to RE2's case folding (search for them with ``(?i)``, never as written).
+    """
+    found = all_requirements(pattern, folded=folded)
+    return _best(found) if found else None
+
+
+def all_requirements(pattern: str, *, folded: bool = False) -> list[Requirement]:
+    """Every requirement of ``pattern`` (each a set of literals of which a match holds one),
+    most selective first; empty when none is known (``required_literals`` keeps the best)."""
     parsed = _python_parse(pattern)
     if parsed is None:
-        return None
-    if parsed.state.flags & (_constants.SRE_FLAG_IGNORECASE | _constants.SRE_FLAG_VERBOSE):
-        return None
-    best = _best([r for r in _requirements(list(parsed), _constants) if all(r)])
-    return best if best else None
+        return []
+    flags = _constants.SRE_FLAG_VERBOSE
+    if not folded:
+        flags |= _constants.SRE_FLAG_IGNORECASE
+    if parsed.state.flags & flags:
+        return []
+    found = [r for r in _requirements(list(parsed), _constants) if r and all(r)]
+    return sorted(found, key=lambda r: -min(map(len, r)))
 
 
 def regex_literal(pattern: str) -> str | None:
@@ -165,20 +195,37 @@ def search_predicate(pattern: str, *, anchored: bool = False) -> Callable[[str],
     literal = None if anchored else regex_literal(pattern)
     if literal is not None:
         return _contains(literal) if literal else _always
-    required = required_literals(pattern)
+    required = all_requirements(pattern)
 
     def search(value: str) -> bool:
         data = value.encode("utf-8")
         found: bool = match(anchor, data, 0, len(data))[0][0] != -1
         return found
 
-    if required is None:
+    if not required:
         return search
-    if len(required) == 1:
-        (literal,) = required
+    if len(required) == 1 and len(required[0]) == 1:
+        (literal,) = required[0]
         return lambda value: literal in value and search(value)
-    literals = tuple(required)
-    return lambda value: any(lit in value for lit in literals) and search(value)
+    return _guarded(required, search)
+
+
+def _guarded(required: list[Requirement], search: Callable[[str], bool]) -> Callable[[str], bool]:
+    """``search`` behind every requirement: ``/workspace/[^/]*/deploy/`` is asked only of
+    values holding both ``/workspace/`` and ``/deploy/`` (the first alone is in every path)."""
+    singles = tuple(lit for r in required if len(r) == 1 for lit in r)
+    choices = tuple(tuple(r) for r in required if len(r) > 1)
+
+    def guarded(value: str) -> bool:
+        for literal in singles:
+            if literal not in value:
+                return False
+        for literals in choices:
+            if not any(lit in value for lit in literals):
+                return False
+        return search(value)
+
+    return guarded
 
 
 def _always(_value: str) -> bool:

@@ -20,7 +20,7 @@ from refusalkit._internal.source import KeyPath, Lines
 
 __all__ = ["SET_OPERATORS", "NamedSets", "bare_glob_error"]
 
-SET_OPERATORS = ("glob", "regex", "prefix", "under", "in")
+SET_OPERATORS = ("glob", "regex", "prefix", "under", "above", "in")
 _GLOB_CHARS = frozenset("*?")
 
 

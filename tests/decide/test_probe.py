@@ -1,0 +1,114 @@
+"""The ``**`` walk's speed twin (``decide/_probe.py``) answers exactly as the search it memoises.
+
+``WalkProbe.any`` (remembered strings, one needle screen, then the search) must say what the
+engine's own test says: some form of some string on which ``walk_any`` holds. It imports the
+internal module because that is the speed twin it pins (CONTRIBUTING.md, Speed twins); the
+decisions themselves are checked through the public surface below.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from refusalkit.decide import DecisionPoint, Pack, load_pack
+from refusalkit.decide._compile import ToolRule
+from refusalkit.decide._conditions import FALSE, needles
+from refusalkit.decide._fields import walk_strings
+from refusalkit.decide._probe import WalkProbe, raw_strings, string_forms
+from refusalkit.examples import example_path
+from refusalkit.keyring import Keyring
+
+# Fragments of credential names and directories, in odd cases and spellings, with characters
+# whose case folding differs between ``str.lower`` and RE2 (long s, Kelvin sign, dotted I).
+_FRAGMENTS = st.sampled_from(
+    [".env", ".ENV", "id_rsa", "ID_ED25519", ".ssh", ".AWS", "credentials", ".json", ".p12",
+     ".pfx", ".py", "config", "gcloud", "etc", "/", "//", "/./", "/../", "..", "\\", "a", "\u017f",
+     "\u212a", "\u0130", "kube", "history", ".pem", " ", "\n", "x", "tfstate", ".git"]
+)  # fmt: skip
+_TEXTS = st.lists(_FRAGMENTS, max_size=8).map("".join)
+
+
+@functools.cache
+def _walk_rule(pack_name: str, rule_id: str, tool: str = "fs.read") -> ToolRule:
+    pack = load_pack(example_path(pack_name))
+    plan = pack.compiled.rules.for_tool(tool)
+    return next(rule for rule in plan.rules if rule.rule.id == rule_id)
+
+
+def _reference(rule: ToolRule, texts: list[str]) -> bool:
+    """Some branch's own check is not false on some form of some string (no memo, no screen)."""
+    walks = rule.walks or ()
+    after = walks[0].each or ()
+    forms = [form for text in texts for form in string_forms(text, after)]
+    return any(spec.cond.check(form) != FALSE for spec in walks for form in forms)
+
+
+@pytest.mark.parametrize(
+    ("pack_name", "rule_id"),
+    [("agent-tools.yaml", "sensitive_path"), ("mcp-filesystem.yaml", "sensitive_path")],
+)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(_TEXTS, max_size=3), repeat=st.booleans())
+def test_the_probe_agrees_with_the_branches_own_checks(
+    pack_name: str, rule_id: str, texts: list[str], repeat: bool
+) -> None:
+    rule = _walk_rule(pack_name, rule_id)
+    probe = rule.probe
+    assert isinstance(probe, WalkProbe)
+    expected = _reference(rule, texts)
+    assert probe.any(texts) == expected
+    if repeat:  # remembered answers are the same answers
+        assert probe.any(texts) == expected
+
+
+def test_the_bundled_rule_has_a_needle_screen() -> None:
+    """Otherwise every string pays the full search (the benchmark's ``args**`` column)."""
+    rule = _walk_rule("agent-tools.yaml", "sensitive_path")
+    assert rule.probe is not None
+    assert rule.probe._screen is not None
+
+
+def test_needles_of_an_alternation_after_a_literal_are_whole() -> None:
+    """``\\.p(?:12|fx)``: every match holds ``.p12`` or ``.pfx``, not merely ``.p`` (which
+    every ``.py`` file holds)."""
+    assert needles("regex", [r"(?i)(?:^|/)[^/]+\.p(?:12|fx)$"]) == {".p12", ".pfx"}
+    assert needles("under", ["**/.config/gcloud"]) == {".config"}
+    assert needles("glob", ["**"]) is None  # nothing is required: no screen
+
+
+@given(value=st.recursive(st.none() | st.integers() | _TEXTS, lambda inner: st.lists(inner)
+       | st.dictionaries(st.text(max_size=3), inner), max_leaves=12))  # fmt: skip
+def test_raw_strings_are_the_walks_strings(value: Any) -> None:
+    assert raw_strings(value) == [text for _, text in walk_strings(value)]
+
+
+def _credential_step_matched(dp: DecisionPoint, request: dict[str, Any]) -> bool:
+    decision = dp.decide(request)
+    step = next(s for s in decision.why_trail if s.rule == "sensitive_path")
+    return step.matched
+
+
+_STAGES = ("attestation", "capabilities", "tool_schemas")
+
+
+@functools.cache
+def _bundled_without_stages() -> DecisionPoint:
+    data = load_pack(example_path("agent-tools.yaml")).data
+    pack = Pack.from_mapping({k: v for k, v in data.items() if k not in _STAGES})
+    return DecisionPoint(pack, Keyring.generate())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(path=_TEXTS, other=_TEXTS)
+def test_decisions_of_the_bundled_pack_follow_the_reference(path: str, other: str) -> None:
+    """Through the public surface: the credential rule matches exactly where the reference
+    says one of its branches holds (or is unknown) on some string."""
+    dp = _bundled_without_stages()
+    rule = _walk_rule("agent-tools.yaml", "sensitive_path")
+    request = {"tool": "fs.read", "args": {"path": path, "note": other}}
+    assert _credential_step_matched(dp, request) == _reference(rule, [path, other])
