@@ -76,6 +76,7 @@ class _Decision(msgspec.Struct):
     reason_code: str | None = None
     reason_codes_version: int = 1
     message: str | None = None
+    client_request_id: str | None = None
 
 
 class _Batch(msgspec.Struct):
@@ -122,6 +123,7 @@ def _build(wire: _Decision) -> Decision:
         wire.request_digest,
         wire.decided_at,
         wire.reason_codes_version,
+        client_request_id=wire.client_request_id,
     )
 
 
