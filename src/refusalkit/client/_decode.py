@@ -77,6 +77,7 @@ class _Decision(msgspec.Struct):
     reason_codes_version: int = 1
     message: str | None = None
     client_request_id: str | None = None
+    approval: dict[str, Any] | None = None  # rare: declined, the general path reads it
 
 
 class _Batch(msgspec.Struct):
@@ -109,6 +110,8 @@ _interned = _Interned()
 def _build(wire: _Decision) -> Decision:
     if wire.schema != DECISION_SCHEMA:
         raise ValueError(f"not a {DECISION_SCHEMA} record")
+    if wire.approval is not None:
+        raise ValueError("a decision with an approval takes the general path")
     get = _interned.get
     return Decision(
         wire.decision_id,
