@@ -5,6 +5,7 @@ serve`` (SQLite and PostgreSQL), replays or swaps genuine journaled answers
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -82,6 +83,12 @@ def test_a_replayed_allow_is_refused_and_does_not_verify(
             _fails_closed(victim.decide(_req("delete_file")))
             _sign(server, deployment)
             assert attacker.verify_inclusion(allowed).index == index  # genuine, for its request
+            for forged in (
+                dataclasses.replace(allowed, client_request_id="hmac-sha256:" + "0" * 64),
+                dataclasses.replace(allowed, request_digest="hmac-sha256:k1:" + "0" * 64),
+            ):
+                with pytest.raises(VerificationError, match=r"not bound|another request digest"):
+                    attacker.verify_inclusion(forged, index=index)
             with pytest.raises(VerificationError, match="not an answer this client received"):
                 victim.verify_inclusion(allowed, index=index)
     [exchange] = mitm.seen

@@ -278,3 +278,32 @@ def test_both_ways_in_bind_decisions_to_the_callers_request_id(deployment: Deplo
                 refused = client.post("/v1/decide", content=one, headers=bad_headers)
                 assert refused.status_code == 422, bad
                 assert refused.json()["error"]["code"] == "invalid-request"
+
+
+_HEX = "0123456789abcdef"
+
+
+def test_a_request_id_is_taken_exactly_when_it_is_32_to_128_even_hex(
+    deployment: Deployment,
+) -> None:
+    """The header's parser, through the service: 200 with a binding for an id of 32 to 128
+    lowercase hex digits (an even count), 422 for anything else."""
+    body = orjson.dumps(denied_request())
+    with TestClient(create_app(_config(deployment))) as client:
+
+        @settings(max_examples=80, deadline=None)
+        @given(
+            st.one_of(
+                st.text(alphabet=_HEX, min_size=28, max_size=132),
+                st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), max_size=40),
+            )
+        )
+        def check(text: str) -> None:
+            valid = all(c in _HEX for c in text) and 32 <= len(text) <= 128 and len(text) % 2 == 0
+            headers = {**deployment.keys.header("decide"), "Refusalkit-Request-Id": text}
+            answer = client.post("/v1/decide", content=body, headers=headers)
+            assert answer.status_code == (200 if valid else 422), text
+            if valid:
+                assert answer.json()["client_request_id"].startswith("hmac-sha256:")
+
+        check()
