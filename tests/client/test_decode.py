@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given
 
 from refusalkit.client._decode import decode_batch, decode_decision
-from refusalkit.model import Decision
+from refusalkit.decide import DecisionEncoder
+from refusalkit.enforce import fail_closed
+from refusalkit.model import Approval, Decision, canonical_json
 from support.decisions import decisions
 
 
@@ -47,3 +49,29 @@ def test_another_schema_is_declined() -> None:
     body += b'"decided_at":"t"}'
     with pytest.raises(ValueError, match=r"not a refusalkit\.decision/v1"):
         decode_decision(body)
+
+
+def test_a_decision_without_a_request_binding_keeps_its_bytes() -> None:
+    """Decisions journaled before ``client_request_id`` existed read back and encode unchanged,
+    so their leaf hashes (and old journals) still verify; a bound one keeps its binding."""
+    old = fail_closed({"tool": "read_file"}, "test")
+    wire = canonical_json(old.to_dict())
+    assert b"client_request_id" not in wire
+    assert canonical_json(Decision.from_dict(json.loads(wire)).to_dict()) == wire
+    assert decode_decision(wire) == old
+    bound = Decision.from_dict({**old.to_dict(), "client_request_id": "hmac-sha256:00"})
+    assert decode_decision(canonical_json(bound.to_dict())) == bound
+    assert DecisionEncoder().encode(bound) == canonical_json(bound.to_dict())
+
+
+def test_a_decision_with_an_approval_keeps_it() -> None:
+    """The fast structs have no ``approval``: such an answer takes the general path, so the
+    decision (and the entry bytes its receipt is checked against) keeps it."""
+    old = fail_closed({"tool": "read_file"}, "test")
+    approval = Approval("r-1", "sha256:" + "ab" * 32, "2026-01-01T00:00:00.000Z", tool="t")
+    asked = Decision.from_dict({**old.to_dict(), "approval": approval.to_dict()})
+    body = canonical_json(asked.to_dict())
+    with pytest.raises(ValueError, match="approval"):
+        decode_decision(body)
+    with pytest.raises(ValueError, match="approval"):
+        decode_batch(b'{"decisions":[%s]}' % body)

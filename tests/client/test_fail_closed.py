@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import hashlib
+import hmac
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -61,8 +64,31 @@ def test_async_client_fails_closed_too(tmp_path: Path) -> None:
         _assert_failed_closed(decision, "cannot be reached")
 
 
+def _bound(body: bytes, request_id: str | None, sent: bytes) -> bytes:
+    """``body`` with each decision in it bound to the call as the service binds it
+    (docs/design/client.md, Answers bound to requests); other bodies as they are."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return body
+    if request_id is None or not isinstance(data, dict):
+        return body
+    key, digest = bytes.fromhex(request_id), hashlib.sha256(sent).digest()
+
+    def bind(place: bytes) -> str:
+        return "hmac-sha256:" + hmac.new(key, digest + b"\n" + place, "sha256").hexdigest()
+
+    if "decision_id" in data:
+        data["client_request_id"] = bind(b"decide")
+    for i, one in enumerate(data.get("decisions") or []):
+        if isinstance(one, dict):
+            one["client_request_id"] = bind(b"batch/%d" % i)
+    return orjson.dumps(data)
+
+
 class _Scripted:
-    """A loopback HTTP server answering each POST with ``reply(n)`` (n counts from 0)."""
+    """A loopback HTTP server answering each POST with ``reply(n)`` (n counts from 0), its
+    decisions bound to the call as the service binds them."""
 
     def __init__(self, reply: Reply) -> None:
         self.calls = 0
@@ -73,8 +99,9 @@ class _Scripted:
                 pass
 
             def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length", 0)))
+                sent = self.rfile.read(int(self.headers.get("content-length", 0)))
                 status, headers, body = reply(outer.calls)
+                body = _bound(body, self.headers.get("refusalkit-request-id"), sent)
                 outer.calls += 1
                 try:
                     self.send_response(status)
@@ -148,8 +175,9 @@ def test_a_malformed_requests_decision_is_a_decision_not_retried(
     batch = orjson.dumps({"decisions": [rejected.to_dict()], "indices": [1]})
     server = scripted(lambda n: (200, {}, _body(rejected) if n == 0 else batch))
     with Client(server.url, retries=3, backoff=0.001) as client:
-        assert client.decide({"tool": 7}) == rejected
+        answered = client.decide({"tool": 7})
         [batched] = client.decide_batch([{"tool": 7}])
+    assert dataclasses.replace(answered, client_request_id=None) == rejected
     assert rejected.reason_code is ReasonCode.INPUT_REJECTED
     assert rejected.matched_rule == "@request"
     assert batched.reason_code is ReasonCode.INPUT_REJECTED

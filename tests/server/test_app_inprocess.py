@@ -6,8 +6,12 @@ what needs no socket.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 from pathlib import Path
 
+import orjson
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
@@ -228,3 +232,78 @@ def test_both_ways_in_authenticate_alike(deployment: Deployment) -> None:
                 assert (fast.status_code, code) == (slow.status_code, slow_code), (header, path)
                 answers.append(fast.status_code)
     assert answers == [401] * 8 + [403] * 2 + [200] * 4 + [401] * 2
+
+
+def _binding(request_id: str, body: bytes, place: bytes) -> str:
+    """docs/design/client.md, Answers bound to requests, computed here from the page."""
+    message = hashlib.sha256(body).digest() + b"\n" + place
+    return "hmac-sha256:" + hmac.new(bytes.fromhex(request_id), message, "sha256").hexdigest()
+
+
+def test_both_ways_in_bind_decisions_to_the_callers_request_id(deployment: Deployment) -> None:
+    """``Refusalkit-Request-Id``: each journaled decision carries the binding of the id to the
+    body and its place; a malformed id is a 422 on both paths; no id, no field."""
+    app = create_app(_config(deployment))
+
+    async def routed(scope: Scope, receive: Receive, send: Send) -> None:
+        await FastAPI.__call__(app, scope, receive, send)
+
+    one = orjson.dumps(denied_request())
+    batch = orjson.dumps({"requests": [allowed_request(), denied_request()]})
+    rid = "0f" * 16
+    auth = deployment.keys.header("decide")
+    with TestClient(app) as fast:
+        for client in (fast, TestClient(routed)):
+            headers = {**auth, "Refusalkit-Request-Id": rid}
+            answer = client.post("/v1/decide", content=one, headers=headers)
+            assert answer.json()["client_request_id"] == _binding(rid, one, b"decide")
+            index = int(answer.headers["refusalkit-journal-index"])
+            entry = client.get(
+                "/v1/journal/entries",
+                params={"start": index, "end": index + 1},
+                headers=deployment.keys.header("read"),
+            ).json()["entries"][0]
+            assert base64.b64decode(entry["entry_b64"]) == answer.content  # bound in the leaf
+            got = client.post("/v1/decide/batch", content=batch, headers=headers).json()
+            assert [d["client_request_id"] for d in got["decisions"]] == [
+                _binding(rid, batch, b"batch/0"),
+                _binding(rid, batch, b"batch/1"),
+            ]
+            assert (
+                "client_request_id"
+                not in client.post("/v1/decide", content=one, headers=auth).json()
+            )
+            for bad in ("0F" * 16, "0f" * 15, "0f" * 16 + "0", "x" * 32, "0f" * 65):
+                bad_headers = {**auth, "Refusalkit-Request-Id": bad}
+                refused = client.post("/v1/decide", content=one, headers=bad_headers)
+                assert refused.status_code == 422, bad
+                assert refused.json()["error"]["code"] == "invalid-request"
+
+
+_HEX = "0123456789abcdef"
+
+
+def test_a_request_id_is_taken_exactly_when_it_is_32_to_128_even_hex(
+    deployment: Deployment,
+) -> None:
+    """The header's parser, through the service: 200 with a binding for an id of 32 to 128
+    lowercase hex digits (an even count), 422 for anything else."""
+    body = orjson.dumps(denied_request())
+    with TestClient(create_app(_config(deployment))) as client:
+
+        @settings(max_examples=80, deadline=None)
+        @given(
+            st.one_of(
+                st.text(alphabet=_HEX, min_size=28, max_size=132),
+                st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), max_size=40),
+            )
+        )
+        def check(text: str) -> None:
+            valid = all(c in _HEX for c in text) and 32 <= len(text) <= 128 and len(text) % 2 == 0
+            headers = {**deployment.keys.header("decide"), "Refusalkit-Request-Id": text}
+            answer = client.post("/v1/decide", content=body, headers=headers)
+            assert answer.status_code == (200 if valid else 422), text
+            if valid:
+                assert answer.json()["client_request_id"].startswith("hmac-sha256:")
+
+        check()

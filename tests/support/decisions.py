@@ -46,4 +46,5 @@ def decisions(draw: st.DrawFn) -> Decision:
         request_digest=draw(texts),
         decided_at=draw(texts),
         reason_codes_version=draw(st.integers(code.since if code else 0, 2**60)),
+        client_request_id=draw(maybe_texts),
     )

@@ -28,7 +28,14 @@ from refusalkit.model import (
     WhyStep,
 )
 
-__all__ = ["Subjects", "checked_decision", "make_decision", "make_step", "make_subject"]
+__all__ = [
+    "Subjects",
+    "bound_to",
+    "checked_decision",
+    "make_decision",
+    "make_step",
+    "make_subject",
+]
 
 _new = object.__new__
 _REFUSES: dict[Action, bool] = {action: action.refuses for action in Action}
@@ -50,10 +57,10 @@ def _setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any], No
 ))  # fmt: skip
 
 (_d_id, _d_action, _d_code, _d_rule, _d_message, _d_trail, _d_policy, _d_engine, _d_subject,
- _d_digest, _d_at, _d_version, _d_schema, _d_approval) = _setters(Decision, (
+ _d_digest, _d_at, _d_version, _d_schema, _d_approval, _d_bound) = _setters(Decision, (
     "decision_id", "action", "reason_code", "matched_rule", "message", "why_trail", "policy",
     "engine", "subject", "request_digest", "decided_at", "reason_codes_version", "schema",
-    "approval",
+    "approval", "client_request_id",
 ))  # fmt: skip
 
 
@@ -130,6 +137,24 @@ def make_decision(  # noqa: PLR0917 (mirrors Decision's positional fields)
     _d_version(out, _VERSION[reason_code])
     _d_schema(out, DECISION_SCHEMA)
     _d_approval(out, approval)
+    _d_bound(out, None)
+    return out  # type: ignore[no-any-return]
+
+
+_COPIED = tuple(
+    (vars(Decision)[f.name].__get__, vars(Decision)[f.name].__set__)
+    for f in fields(Decision)
+    if f.name != "client_request_id"
+)
+
+
+def bound_to(decision: Decision, binding: str) -> Decision:
+    """``decision`` with ``client_request_id`` set to ``binding`` (same result as
+    ``dataclasses.replace``, without re-validating a record that is already valid)."""
+    out: Any = _new(Decision)
+    for get, put in _COPIED:
+        put(out, get(decision))
+    _d_bound(out, binding)
     return out  # type: ignore[no-any-return]
 
 

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from refusalkit._internal.binding import REQUEST_ID_HEADER, new_request_id
 from refusalkit.client._fallback import Fallback
 from refusalkit.client._indices import Indices
 from refusalkit.client._protocol import (
@@ -24,6 +25,8 @@ from refusalkit.client._protocol import (
     Setup,
     any_retryable,
     batch_answer,
+    bound_batch,
+    bound_decision,
     check_consistency,
     check_receipt,
     chunks,
@@ -86,7 +89,9 @@ class AsyncClient:
             body = encode(request)
 
             async def once() -> tuple[Decision, int | None]:
-                return decision_answer(await self._post("/v1/decide", body))
+                request_id = new_request_id()
+                response = await self._post("/v1/decide", body, request_id)
+                return bound_decision(decision_answer(response), request_id, body)
 
             decision, index = await self._attempts(once, first_retryable)
         except Exception as exc:  # noqa: BLE001 (fail closed: nothing raises into a decision)
@@ -113,7 +118,9 @@ class AsyncClient:
             body = encode({"requests": list(chunk)})
 
             async def once() -> list[tuple[Decision, int | None]]:
-                return batch_answer(await self._post("/v1/decide/batch", body), len(chunk))
+                request_id = new_request_id()
+                response = await self._post("/v1/decide/batch", body, request_id)
+                return bound_batch(batch_answer(response, len(chunk)), request_id, body)
 
             answers = await self._attempts(once, any_retryable)
         except Exception as exc:  # noqa: BLE001 (fail closed: nothing raises into a decision)
@@ -122,9 +129,10 @@ class AsyncClient:
             self._indices.remember(decision, index)
         return [decision for decision, _ in answers]
 
-    async def _post(self, path: str, body: bytes) -> httpx.Response:
+    async def _post(self, path: str, body: bytes, request_id: str) -> httpx.Response:
         try:
-            return await self._http.post(path, content=body)
+            headers = {REQUEST_ID_HEADER: request_id}
+            return await self._http.post(path, content=body, headers=headers)
         except httpx.HTTPError as exc:
             problem = f"the service cannot be reached ({type(exc).__name__})"
             raise Failure(problem, retry=True) from exc

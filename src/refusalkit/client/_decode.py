@@ -76,6 +76,8 @@ class _Decision(msgspec.Struct):
     reason_code: str | None = None
     reason_codes_version: int = 1
     message: str | None = None
+    client_request_id: str | None = None
+    approval: dict[str, Any] | None = None  # rare: declined, the general path reads it
 
 
 class _Batch(msgspec.Struct):
@@ -108,6 +110,8 @@ _interned = _Interned()
 def _build(wire: _Decision) -> Decision:
     if wire.schema != DECISION_SCHEMA:
         raise ValueError(f"not a {DECISION_SCHEMA} record")
+    if wire.approval is not None:
+        raise ValueError("a decision with an approval takes the general path")
     get = _interned.get
     return Decision(
         wire.decision_id,
@@ -122,6 +126,7 @@ def _build(wire: _Decision) -> Decision:
         wire.request_digest,
         wire.decided_at,
         wire.reason_codes_version,
+        client_request_id=wire.client_request_id,
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import orjson
 
+from refusalkit._internal.binding import batch_bindings, decide_binding
 from refusalkit.client._decode import decode_batch, decode_decision
 from refusalkit.errors import ServiceError, UsageError, VerificationError
 from refusalkit.journal import (
@@ -38,6 +39,8 @@ __all__ = [
     "Setup",
     "any_retryable",
     "batch_answer",
+    "bound_batch",
+    "bound_decision",
     "check_consistency",
     "check_receipt",
     "chunks",
@@ -237,6 +240,34 @@ def _general_batch(response: httpx.Response, count: int) -> list[tuple[Decision,
         (_decision(d), i if isinstance(i, int) else None)
         for d, i in zip(decisions, indices, strict=True)
     ]
+
+
+def _not_ours(what: str) -> Failure:
+    return Failure(
+        f"the service's answer is not bound to this request ({what}): replayed or altered"
+        " on the way",
+        retry=False,
+    )
+
+
+def bound_decision(
+    found: tuple[Decision, int | None], request_id: str, body: bytes
+) -> tuple[Decision, int | None]:
+    """``found`` if its decision is bound to this call (docs/design/client.md, Answers bound to
+    requests), else a final ``Failure``: the answer to another request, or to none of ours."""
+    if found[0].client_request_id != decide_binding(request_id, body):
+        raise _not_ours("its client_request_id is not this call's")
+    return found
+
+
+def bound_batch(
+    found: list[tuple[Decision, int | None]], request_id: str, body: bytes
+) -> list[tuple[Decision, int | None]]:
+    """``found`` if each decision is bound to its place in this batch call, else ``Failure``."""
+    for (decision, _), binding in zip(found, batch_bindings(request_id, body), strict=False):
+        if decision.client_request_id != binding:
+            raise _not_ours("a client_request_id is not this batch's at its place")
+    return found
 
 
 def should_retry(decision: Decision) -> bool:

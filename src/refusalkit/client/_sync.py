@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from refusalkit._internal.binding import REQUEST_ID_HEADER, new_request_id
 from refusalkit.client._fallback import Fallback
 from refusalkit.client._indices import Indices
 from refusalkit.client._protocol import (
@@ -27,6 +28,8 @@ from refusalkit.client._protocol import (
     Setup,
     any_retryable,
     batch_answer,
+    bound_batch,
+    bound_decision,
     check_consistency,
     check_receipt,
     chunks,
@@ -96,9 +99,7 @@ class Client:
         """The service's decision on ``request``, or a local fail-closed one."""
         try:
             body = encode(request)
-            decision, index = self._attempts(
-                lambda: decision_answer(self._post("/v1/decide", body)), first_retryable
-            )
+            decision, index = self._attempts(lambda: self._decide_once(body), first_retryable)
         except Exception as exc:  # noqa: BLE001 (fail closed: nothing raises into a decision)
             return self._fallback.refuse([request], exc)[0]
         self._indices.remember(decision, index)
@@ -121,12 +122,23 @@ class Client:
             self._pool = ThreadPoolExecutor(2, thread_name_prefix="refusalkit-batch")
         return [d for found in self._pool.map(self._chunk, parts) for d in found]
 
+    def _decide_once(self, body: bytes) -> tuple[Decision, int | None]:
+        """One ``POST /v1/decide`` under a fresh request id; its answer must be bound to it."""
+        request_id = new_request_id()
+        response = self._post("/v1/decide", body, request_id)
+        return bound_decision(decision_answer(response), request_id, body)
+
+    def _batch_once(self, body: bytes, count: int) -> list[tuple[Decision, int | None]]:
+        """One ``POST /v1/decide/batch`` under a fresh request id, each answer bound to it."""
+        request_id = new_request_id()
+        response = self._post("/v1/decide/batch", body, request_id)
+        return bound_batch(batch_answer(response, count), request_id, body)
+
     def _chunk(self, chunk: Sequence[Mapping[str, Any]]) -> list[Decision]:
         try:
             body = encode({"requests": list(chunk)})
             answers = self._attempts(
-                lambda: batch_answer(self._post("/v1/decide/batch", body), len(chunk)),
-                retry_if=any_retryable,
+                lambda: self._batch_once(body, len(chunk)), retry_if=any_retryable
             )
         except Exception as exc:  # noqa: BLE001 (fail closed: nothing raises into a decision)
             return self._fallback.refuse(chunk, exc)
@@ -134,9 +146,9 @@ class Client:
             self._indices.remember(decision, index)
         return [decision for decision, _ in answers]
 
-    def _post(self, path: str, body: bytes) -> httpx.Response:
+    def _post(self, path: str, body: bytes, request_id: str) -> httpx.Response:
         try:
-            return self._http.post(path, content=body)
+            return self._http.post(path, content=body, headers={REQUEST_ID_HEADER: request_id})
         except httpx.HTTPError as exc:
             raise Failure(
                 f"the service cannot be reached ({type(exc).__name__})", retry=True

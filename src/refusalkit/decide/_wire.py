@@ -76,7 +76,7 @@ class DecisionEncoder:
         """The top-level members in RFC 8785 §3.2.3 order, each scalar first checked to be of a
         type that orjson writes as RFC 8785 does (the byte-for-byte tests catch any slip)."""
         at, ident, rule, digest = d.decided_at, d.decision_id, d.matched_rule, d.request_digest
-        schema, message = d.schema, d.message
+        schema, message, bound = d.schema, d.message, d.client_request_id
         if not (
             type(at) is str
             and type(ident) is str
@@ -84,15 +84,19 @@ class DecisionEncoder:
             and type(digest) is str
             and type(schema) is str
             and (message is None or type(message) is str)
+            and (bound is None or type(bound) is str)
             and type(d.reason_codes_version) is int
             and type(d.why_trail) is tuple
             and d.approval is None  # rare (a request for approval): the general path writes it
         ):
             raise _Unexpected
         refs, steps, code = self._refs.get, self._steps.get, d.reason_code
+        head: dict[str, object] = {"action": d.action.value}
+        if bound is not None:  # "client_request_id" sorts between "action" and "decided_at"
+            head["client_request_id"] = bound
         return _dumps(
             {
-                "action": d.action.value,
+                **head,
                 "decided_at": at,
                 "decision_id": ident,
                 "engine": refs(d.engine),

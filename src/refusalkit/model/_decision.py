@@ -120,6 +120,9 @@ class Decision:
     derived from the code: 1 unless the code was added later (``ReasonCode.since``); a record
     read from the wire keeps the version it states, which may not be older than its code's.
     ``approval`` is set on a decision of a ``require-approval`` rule (docs/design/approvals.md).
+    ``client_request_id`` is set by the service on a decision it made for a client that sent a
+    request id: the binding of that id to the request (docs/design/client.md, Answers bound to
+    requests); absent otherwise, and on every decision journaled before it existed.
     """
 
     decision_id: str
@@ -136,6 +139,7 @@ class Decision:
     reason_codes_version: int = 0
     schema: str = field(default=DECISION_SCHEMA)
     approval: Approval | None = None
+    client_request_id: str | None = None
 
     def __post_init__(self) -> None:
         if self.reason_codes_version == 0:
@@ -157,7 +161,8 @@ class Decision:
         return self.reason_code.retryable if self.reason_code is not None else False
 
     def to_dict(self) -> dict[str, Any]:
-        """Wire form, keys in the documented order; ``approval`` only when set."""
+        """Wire form, keys in the documented order; ``approval`` and ``client_request_id`` only
+        when set."""
         out: dict[str, Any] = {
             "schema": self.schema,
             "decision_id": self.decision_id,
@@ -176,6 +181,8 @@ class Decision:
         }
         if self.approval is not None:
             out["approval"] = self.approval.to_dict()
+        if self.client_request_id is not None:
+            out["client_request_id"] = self.client_request_id
         return out
 
     @classmethod
@@ -189,6 +196,7 @@ class Decision:
         code = data.get("reason_code")
         subject = data.get("subject") or {}
         approval = data.get("approval")
+        bound = data.get("client_request_id")
         return cls(
             decision_id=str(data["decision_id"]),
             action=Action(data["action"]),
@@ -203,4 +211,5 @@ class Decision:
             decided_at=str(data["decided_at"]),
             reason_codes_version=int(data.get("reason_codes_version", 1)),
             approval=Approval.from_dict(approval) if isinstance(approval, Mapping) else None,
+            client_request_id=None if bound is None else str(bound),
         )

@@ -36,7 +36,8 @@ class DecideFastPath:
             return await _body(receive)
 
         try:
-            answer = await decide_call(self.service, _authorization(scope), path, read_body)
+            authorization, request_id = _headers(scope)
+            answer = await decide_call(self.service, authorization, path, read_body, request_id)
         except ApiError as exc:
             self.service.metrics.errors.labels(exc.code.value).inc()
             await error_response(exc)(scope, receive, send)
@@ -44,12 +45,15 @@ class DecideFastPath:
         await answer.send(send)
 
 
-def _authorization(scope: Scope) -> str | None:
+def _headers(scope: Scope) -> tuple[str | None, str | None]:
+    """The ``Authorization`` and ``Refusalkit-Request-Id`` headers (the first of each)."""
+    authorization = request_id = None
     for name, value in scope["headers"]:
-        if name == b"authorization":
-            text: str = value.decode("latin-1")
-            return text
-    return None
+        if name == b"authorization" and authorization is None:
+            authorization = value.decode("latin-1")
+        elif name == b"refusalkit-request-id" and request_id is None:
+            request_id = value.decode("latin-1")
+    return authorization, request_id
 
 
 async def _body(receive: Receive) -> bytes:

@@ -132,6 +132,11 @@ class DecisionModel(BaseModel):
     subject: _Subject
     request_digest: str
     decided_at: str
+    client_request_id: str | None = Field(
+        default=None,
+        description="The binding of the caller's Refusalkit-Request-Id to this request "
+        "(docs/design/client.md); only when the caller sent one.",
+    )
 
 
 class BatchResponseModel(BaseModel):

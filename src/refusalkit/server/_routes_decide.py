@@ -17,7 +17,7 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +25,14 @@ import orjson
 from fastapi import APIRouter, Request, Response
 from starlette.types import Send
 
+from refusalkit._internal.binding import (
+    REQUEST_ID_HEADER,
+    batch_bindings,
+    decide_binding,
+    valid_request_id,
+)
 from refusalkit._internal.keys import Scope
+from refusalkit._internal.records import bound_to
 from refusalkit.approvals import ApprovalBook, needs_settling
 from refusalkit.journal import Entry, Journal, decision_fields
 from refusalkit.model import Decision
@@ -53,15 +60,25 @@ async def decide_call(
     authorization: str | None,
     path: str,
     read_body: Callable[[], Awaitable[bytes]],
+    request_id: str | None = None,
 ) -> Answer:
     """The decide path: check the caller's key for the ``decide`` scope, then read the body,
     decide, journal and answer.
 
     ``authorization`` is the raw ``Authorization`` header; the body is read only once the key
-    checks out. Raises ``ApiError`` (401, 403, 413, 422, 503) with a typed body.
+    checks out. ``request_id`` is the raw ``Refusalkit-Request-Id`` header: each decision then
+    carries its binding to the request (docs/design/client.md, Answers bound to requests).
+    Raises ``ApiError`` (401, 403, 413, 422, 503) with a typed body.
     """
     service.auth.check(bearer_token(authorization), Scope.DECIDE)
-    return await DECIDE_PATHS[path](service, await read_body())
+    if request_id is not None and not valid_request_id(request_id):
+        raise ApiError(
+            422,
+            ErrorCode.INVALID_REQUEST,
+            f"the {REQUEST_ID_HEADER} header is not 32 to 128 lowercase hex digits",
+            "Send a fresh random id with each call, as refusalkit.client.Client does.",
+        )
+    return await DECIDE_PATHS[path](service, await read_body(), request_id)
 
 
 def _body_schema(name: str) -> dict[str, Any]:
@@ -205,10 +222,17 @@ class Answer:
         await send({"type": "http.response.body", "body": self.body})
 
 
-async def answer_decide(service: Service, body: bytes) -> Answer:
+def _bound(decisions: list[Decision], bindings: Iterable[str]) -> list[Decision]:
+    """Each decision with its binding to the caller's request (before it is journaled)."""
+    return [bound_to(d, b) for d, b in zip(decisions, bindings, strict=False)]
+
+
+async def answer_decide(service: Service, body: bytes, request_id: str | None = None) -> Answer:
     """Decide one request body, journal it, and make the answer."""
     started = time.perf_counter()
     decisions = [_decide_one(service, body)]
+    if request_id is not None:
+        decisions = _bound(decisions, [decide_binding(request_id, body)])
     if needs_settling(decisions[0]):  # a request for approval: a grant may let it run, once
         decisions, [index] = await _settle(service, decisions)
         entries = _entries(service, decisions)
@@ -267,15 +291,18 @@ async def _route_call(request: Request) -> Answer:
     """A FastAPI route's way into ``decide_call`` (``Credentials`` above only documents the key)."""
     service: Service = request.app.state.service
     authorization = request.headers.get("authorization")
-    return await decide_call(service, authorization, request.url.path, request.body)
+    request_id = request.headers.get(REQUEST_ID_HEADER)
+    return await decide_call(service, authorization, request.url.path, request.body, request_id)
 
 
-async def answer_batch(service: Service, body: bytes) -> Answer:
+async def answer_batch(service: Service, body: bytes, request_id: str | None = None) -> Answer:
     """Decide a batch body, journal it in one append, and make the answer."""
     started = time.perf_counter()
     items = _batch_items(service, body)
     point = service.pack.point  # one pack for the whole batch
     decisions = [point.decide(item) for item in items]
+    if request_id is not None:
+        decisions = _bound(decisions, batch_bindings(request_id, body))
     if any(needs_settling(d) for d in decisions):
         decisions, indices = await _settle(service, decisions)
         entries = _entries(service, decisions)
