@@ -188,3 +188,69 @@ def test_two_processes_share_one_sqlite_journal(
     assert sorted(i for _, i in acknowledged) == list(range(size))
     for decision_id, index in acknowledged:
         assert records[index]["decision_id"] == decision_id
+
+
+def test_a_round_of_callers_that_come_back_together_is_one_commit(tmp_path: Path) -> None:
+    """Eight callers each keep one append in flight; after a round they come back one after
+    another, 0.1 ms apart. The writer waits for the round (its last group had eight calls) and
+    commits it once, rather than the first caller alone and the other seven after. The wait's
+    bounds are raised to a second, so a loaded machine cannot end it early; it still ends as
+    soon as the eighth caller is back (the test takes milliseconds).
+
+    Counts the writer's commits with a spy on its ``Journal`` (the grouping is the writer's own
+    concurrency, which no public call shows); each commit is still the real one.
+    """
+    ring = Keyring.generate()
+    groups: list[int] = []
+
+    async def caller(access: JournalAccess, n: int, rounds: int) -> None:
+        for r in range(rounds):
+            await asyncio.sleep(0.0001 * n)
+            await access.append(_encoded(_records(n, 1 + r % 2)))
+
+    async def run() -> None:
+        access = JournalAccess(
+            str(tmp_path / "journal.db"), ring, origin=None, max_group=1000, gather_s=(1.0, 1.0)
+        )
+        await access.open()
+        journal = access._writer.journal
+        assert journal is not None
+        append = journal.append_encoded
+
+        def counted(flat: list[Entry]) -> list[int]:
+            groups.append(len(flat))
+            return append(flat)
+
+        journal.append_encoded = counted  # type: ignore[method-assign]
+        try:
+            await _append_concurrently(access, [1] * 8)  # the first round: eight calls
+            groups.clear()
+            await asyncio.gather(*[caller(access, n, 5) for n in range(8)])
+        finally:
+            await access.close()
+
+    started = time.monotonic()
+    asyncio.run(run())
+    assert sum(groups) == 8 * (1 + 2 + 1 + 2 + 1)
+    assert len(groups) == 5, groups  # one commit a round
+    assert time.monotonic() - started < 5  # no round waited out the second
+
+
+def test_a_lone_caller_never_waits_for_a_group(tmp_path: Path) -> None:
+    """One caller appending in turn: each group is as large as the last, so the writer never
+    waits, even with a second-long bound on the wait (ten appends take far less than one)."""
+    ring = Keyring.generate()
+
+    async def run() -> list[list[int]]:
+        access = JournalAccess(
+            str(tmp_path / "journal.db"), ring, origin=None, max_group=10, gather_s=(1.0, 1.0)
+        )
+        await access.open()
+        try:
+            return [await access.append(_encoded(_records(0, 1))) for _ in range(10)]
+        finally:
+            await access.close()
+
+    started = time.monotonic()
+    assert asyncio.run(run()) == [[i] for i in range(10)]
+    assert time.monotonic() - started < 5
