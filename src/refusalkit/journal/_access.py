@@ -7,14 +7,6 @@ The writer thread takes the next group itself as soon as an append returns, so d
 event loop) and journaling (on the writer) overlap instead of taking turns. On SQLite, the writers
 of several processes take turns through ``WriterTurn`` (see ``_turn``).
 
-Before it writes a group of fewer calls than the one it wrote last, the writer waits for the
-others, about as long as that last append took (``GATHER_S`` bounds it) and no longer than it
-takes them to arrive. Callers that each keep one append in flight come back together, a moment
-apart; without the wait the first of them would be committed alone and the rest one commit
-later: two commits, and two fsyncs, for one round of callers. The wait costs no throughput (two
-commits take at least as long as the wait and one commit), and a lone caller never waits (its
-group is as large as its last).
-
 Each ``Journal`` is opened, used and closed on its own single thread, so a store connection never
 crosses threads. On PostgreSQL, reads use a second connection, so a long query does not hold up
 appends. On SQLite, reads share the writer's connection, and the writer runs the WAL checkpoints
@@ -27,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -39,20 +30,12 @@ from refusalkit.journal._journal import Journal, open_journal
 from refusalkit.journal._turn import WriterTurn, writer_turn
 from refusalkit.keyring import Keyring
 
-__all__ = ["GATHER_S", "Entry", "JournalAccess"]
-
-GATHER_S = (0.001, 0.01)
-"""The default bounds of the writer's wait for a group to fill: the last append's time, within
-these (the floor for stores that commit in microseconds, where callers take longer to return)."""
+__all__ = ["Entry", "JournalAccess"]
 
 T = TypeVar("T")
 Entry = tuple[bytes, tuple[str | None, ...]]
 """An encoded record: its RFC 8785 bytes and index columns (``Journal.append_encoded``)."""
 _Pending = tuple[Sequence[Entry], "asyncio.Future[list[int]]"]
-
-
-def _records(pending: deque[_Pending]) -> int:
-    return sum(len(records) for records, _ in pending)
 
 
 def _is_postgres(store: str) -> bool:
@@ -96,10 +79,7 @@ class _Lane:
 
 
 class JournalAccess:
-    """Group-committing writer plus a reader, over one store.
-
-    ``gather_s`` bounds the writer's wait for a group to fill (see above): ``(0, 0)`` never waits.
-    """
+    """Group-committing writer plus a reader, over one store."""
 
     def __init__(
         self,
@@ -109,20 +89,15 @@ class JournalAccess:
         origin: str | None,
         max_group: int,
         signer_state: Path | None = None,
-        gather_s: tuple[float, float] = GATHER_S,
     ) -> None:
         self.store, self._keyring, self._origin = store, keyring, origin
-        self._gather_s = gather_s
         self._signer_state = signer_state
         self._max_group = max_group
         self._writer = _Lane("writer")
         self._reader = _Lane("reader") if _is_postgres(store) else self._writer
         self._lock = threading.Lock()  # guards _pending and _flushing (loop and writer thread)
-        self._arrived = threading.Condition(self._lock)  # an append joined _pending
         self._pending: deque[_Pending] = deque()
         self._flushing = False
-        self._last_calls = 0  # the calls in the last group written (writer thread)
-        self._last_took = 0.0  # and how long its append took, in seconds
         self._turn: WriterTurn | contextlib.nullcontext[None] = contextlib.nullcontext()
         self.size_seen = 0
 
@@ -150,7 +125,6 @@ class JournalAccess:
         with self._lock:
             self._pending.append((records, future))
             start, self._flushing = not self._flushing, True
-            self._arrived.notify()
         if start:
             try:
                 self._writer.submit(lambda journal: self._drain(journal, loop))
@@ -170,13 +144,11 @@ class JournalAccess:
         """
         while True:
             with self._lock:
-                self._gather()
                 group = self._take_group()
                 if not group:
                     self._flushing = False
                     return
             flat = [record for records, _ in group for record in records]
-            started = time.perf_counter()
             try:
                 with self._turn:
                     indices = journal.append_encoded(flat)
@@ -184,24 +156,10 @@ class JournalAccess:
                 loop.call_soon_threadsafe(self._fail, group, exc)
             else:
                 loop.call_soon_threadsafe(self._settle, group, indices)
-            self._last_calls, self._last_took = len(group), time.perf_counter() - started
             # answered first, then housekeeping (SQLite WAL checkpoint) between groups, never
             # inside a commit; a failed checkpoint only leaves the WAL longer
             with contextlib.suppress(StoreError):
                 journal.maintain()
-
-    def _gather(self) -> None:
-        """Lock held: while fewer calls are pending than the last group had (and fewer records
-        than a group may hold), wait for more, at most the last append's time (see above)."""
-        pending = self._pending
-        if not pending or len(pending) >= self._last_calls:
-            return
-        low, high = self._gather_s
-        deadline = time.monotonic() + min(max(self._last_took, low), high)
-        while len(pending) < self._last_calls and _records(pending) < self._max_group:
-            left = deadline - time.monotonic()
-            if left <= 0 or not self._arrived.wait(left):
-                return
 
     def _take_group(self) -> list[_Pending]:
         group: list[_Pending] = []
