@@ -8,8 +8,14 @@ decision record (why-trail with keyed redaction, request digest, id, timestamp).
 adapter p50 minus bare p50 (target: at most 10 µs). First every column decides every request and
 the verdicts must agree; then the columns take turns on chunks of the stream, on one core.
 
-    python bench/engines.py            # 20k requests
-    python bench/engines.py --quick    # 3k requests
+Pack load: the same rules scaled to 50, 200 and 1,000 (each of the 50 repeated with its patterns
+varied), loaded from a file by refusalkit (``load_pack``: parse, validate, compile) and by Cedar
+(read the file, ``PolicySet.from_str``), the two in turn inside each round; medians over rounds
+with the min-max range, and the median CPU time of each load beside its wall-clock time.
+
+    python bench/engines.py              # 20k requests, then pack load
+    python bench/engines.py --quick      # 3k requests, then pack load
+    python bench/engines.py --pack-load  # pack load only
 
 Prints a table and writes ``bench/results/engines.json``.
 """
@@ -20,8 +26,10 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,6 +43,7 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import decide
 from decide import (
     agt_call,
     agt_document,
@@ -46,6 +55,7 @@ from decide import (
     policy_rules,
     refusalkit_engine,
 )
+from refusalkit.decide import load_pack
 from refusalkit.engines import AgtAdapter, CedarAdapter, EngineMapping, RegoAdapter
 from refusalkit.keyring import Keyring
 
@@ -182,11 +192,102 @@ def _timed(columns: dict[str, tuple[Column, list[dict[str, Any]]]]) -> dict[str,
     return measure({name: runner(*pair) for name, pair in columns.items()}, indices)
 
 
+# -- pack load ------------------------------------------------------------------------------------
+
+
+def scaled_rules(n: int) -> list[tuple[str, str, str, str, str, str]]:
+    """The 50 rules repeated to ``n``, each copy's id and pattern varied (networks kept)."""
+    base = policy_rules()
+    out = []
+    for i in range(n):
+        rid, effect, tool, field, kind, pattern = base[i % len(base)]
+        copy = i // len(base)
+        if copy and kind in ("suffix", "under", "contains", "equals") and pattern:
+            pattern = f"{pattern}{copy}" if kind != "under" else f"{pattern}/v{copy}"
+        out.append((f"{rid}_{copy}" if copy else rid, effect, tool, field, kind, pattern))
+    return out
+
+
+def _pack_files(folder: Path, n: int) -> tuple[Path, Path]:
+    """The ``n``-rule policy as a refusalkit YAML pack and as a Cedar policy file."""
+    original = decide.policy_rules
+    decide.policy_rules = lambda: scaled_rules(n)  # both writers read the module's rules
+    try:
+        ours = folder / f"pack-{n}.yaml"
+        ours.write_text(yaml.safe_dump(decide.refusalkit_pack(), sort_keys=False))
+        cedar = folder / f"policy-{n}.cedar"
+        cedar.write_text(decide.cedar_text())
+    finally:
+        decide.policy_rules = original
+    return ours, cedar
+
+
+def _seconds(load: Callable[[], object]) -> tuple[float, float]:
+    """Wall-clock and CPU seconds of one load (CPU time is what a busy machine does not inflate)."""
+    started, cpu = time.perf_counter(), time.process_time()
+    load()
+    return time.perf_counter() - started, time.process_time() - cpu
+
+
+def pack_load(rounds: int = 5, sizes: tuple[int, ...] = (50, 200, 1000)) -> dict[str, Any]:
+    """Seconds to load each pack, refusalkit and Cedar in turn inside each round (a small pack
+    is loaded first, so the schema and the libraries are warm: what is timed is the pack)."""
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        files = {n: _pack_files(Path(tmp), n) for n in sizes}
+        load_pack(files[sizes[0]][0])
+        cedarpy.PolicySet.from_str(files[sizes[0]][1].read_text())
+        for n, (ours, cedar) in files.items():
+            loaders: dict[str, Callable[[], object]] = {
+                "refusalkit": lambda p=ours: load_pack(p),
+                "cedar": lambda p=cedar: cedarpy.PolicySet.from_str(p.read_text()),
+            }
+            times: dict[str, list[float]] = {"refusalkit": [], "cedar": []}
+            cpu: dict[str, list[float]] = {"refusalkit": [], "cedar": []}
+            for r in range(rounds):
+                order = ("refusalkit", "cedar") if r % 2 == 0 else ("cedar", "refusalkit")
+                for name in order:
+                    wall, used = _seconds(loaders[name])
+                    times[name].append(wall)
+                    cpu[name].append(used)
+            ratios = [a / b for a, b in zip(times["refusalkit"], times["cedar"], strict=True)]
+            out[str(n)] = {
+                name: {"median_s": statistics.median(v), "min_s": min(v), "max_s": max(v),
+                       "cpu_median_s": statistics.median(cpu[name])}
+                for name, v in times.items()
+            } | {"refusalkit_vs_cedar": {"median": statistics.median(ratios),
+                                          "min": min(ratios), "max": max(ratios)}}  # fmt: skip
+    return out
+
+
+def report_pack_load(results: dict[str, Any]) -> None:
+    table = Table(title="pack load from a file: medians over rounds (min-max)")
+    columns = ("rules", "refusalkit s", "Cedar s", "refusalkit / Cedar", "CPU s (ours, Cedar)")
+    for column in columns:
+        table.add_column(column, justify="right")
+    for n, row in results.items():
+        ours, cedar, ratio = row["refusalkit"], row["cedar"], row["refusalkit_vs_cedar"]
+        table.add_row(
+            n,
+            f"{ours['median_s']:.3f} ({ours['min_s']:.3f}-{ours['max_s']:.3f})",
+            f"{cedar['median_s']:.4f} ({cedar['min_s']:.4f}-{cedar['max_s']:.4f})",
+            f"{ratio['median']:.1f} ({ratio['min']:.1f}-{ratio['max']:.1f})",
+            f"{ours['cpu_median_s']:.3f}, {cedar['cpu_median_s']:.4f}",
+        )
+    console.print(table)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3k requests instead of 20k")
     parser.add_argument("--count", type=int, default=None, help="number of requests")
+    parser.add_argument("--pack-load", action="store_true", help="only the pack-load rows")
     options = parser.parse_args()
+    if options.pack_load:
+        results = pack_load()
+        report_pack_load(results)
+        write_pack_load(results)
+        return
     count = options.count or (3_000 if options.quick else 20_000)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
@@ -208,7 +309,20 @@ def main() -> None:
     console.print(f"all columns agree on {count:,} requests ({refused:,} refused)")
     results = _timed(columns)
     report_table(results, count)
-    write_report(results, count, refused)
+    loads = pack_load()
+    report_pack_load(loads)
+    write_report(results, count, refused, loads)
+
+
+def write_pack_load(loads: dict[str, Any]) -> None:
+    """Only the pack-load rows (``--pack-load``): into the report, the rest kept as it was."""
+    report = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
+    load = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    report["pack_load"] = {"measured_utc": when, "load_average_1m": load, "packs": loads}
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    console.print(f"load average (1 min): {load}; wrote {RESULTS}")
 
 
 def report_table(results: dict[str, Any], count: int) -> None:
@@ -228,7 +342,7 @@ def report_table(results: dict[str, Any], count: int) -> None:
     console.print(table)
 
 
-def write_report(results: dict[str, Any], count: int, refused: int) -> None:
+def write_report(results: dict[str, Any], count: int, refused: int, loads: dict[str, Any]) -> None:
     overheads = {
         engine: results[f"{engine} adapter"]["p50_us"] - results[f"{engine} bare"]["p50_us"]
         for engine in ("cedar", "rego", "agt")
@@ -257,6 +371,11 @@ def write_report(results: dict[str, Any], count: int, refused: int) -> None:
         },
         "targets": {"adapter_overhead_p50_us_max": 10.0, "fastest": "refusalkit"},
         "fastest": min(results, key=lambda name: results[name]["p50_us"]),
+        "pack_load": {
+            "measured_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "load_average_1m": load,
+            "packs": loads,
+        },
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -18,9 +18,11 @@ session. The proxy's CPU time per call (user + system, from ``/proc``, during th
 is reported too: on a shared, loaded machine every extra process on the path waits for a time
 slice, which inflates wall-clock latency far more than the work done, and CPU time is not
 affected by that. Every call through the proxy is decided and journaled (durable: WAL,
-``synchronous=FULL``) before it is forwarded. Configurations alternate and the best of the rounds
-is kept, because the machine is shared. Targets: the proxy adds at most 1 ms p50 and 3 ms p99 per
-call over stdio, and sustains at least 2,000 calls/s with journaling.
+``synchronous=FULL``) before it is forwarded. Configurations alternate inside each round; every
+figure is the median over rounds with its min-max range, and each "added" figure is taken within
+a round (through refusalkit minus direct, the two measured moments apart) before the median. The
+project's aims, for reading the figures: the proxy's own CPU at most 0.3 ms a call, so that what
+it adds to p50 is the journal's ``fsync`` plus at most that. Figures, never pass/fail.
 ``--results-2k`` measures instead what pinning and result scanning add: the ``page`` tool's
 2,000-token result, direct over stdio and through ``mcp wrap --pin FILE`` (``--results redact``,
 the default, and ``--results off``: the difference is the scanner's), rounds interleaved, medians
@@ -136,13 +138,13 @@ async def _measure(connect: Connect, calls: int, proxy: str | None) -> dict[str,
     }
 
 
-def _best(rounds: list[dict[str, float]]) -> dict[str, float]:
-    return {
-        "p50_ms": min(r["p50_ms"] for r in rounds),
-        "p99_ms": min(r["p99_ms"] for r in rounds),
-        "calls_per_s": max(r["calls_per_s"] for r in rounds),
-        "proxy_cpu_ms_per_call": min(r["proxy_cpu_ms_per_call"] for r in rounds),
-    }
+def _range(values: list[float]) -> dict[str, float]:
+    """Median and min-max of one figure over the rounds."""
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def _summary(rounds: list[dict[str, float]]) -> dict[str, dict[str, float]]:
+    return {key: _range([r[key] for r in rounds]) for key in rounds[0]}
 
 
 async def _gate_rate(journal: str, keyring: Keyring, calls: int, in_flight: int = 64) -> float:
@@ -222,48 +224,68 @@ def _run(calls: int, rounds: int, tmp: Path) -> dict[str, Any]:
     for where, folder in journals.items():
         if where != "disk":
             shutil.rmtree(folder, ignore_errors=True)
-    best = {name: _best(rounds_) for name, rounds_ in results.items()}
-    return {"configs": best, "gate_calls_per_s": {w: max(v) for w, v in gate.items()}}
+    return {
+        "configs": {name: _summary(rounds_) for name, rounds_ in results.items()},
+        "overhead": _overheads(results),
+        "gate_calls_per_s": {w: _range(v) for w, v in gate.items()},
+        "rounds_measured": results,
+    }
 
 
-def _overheads(best: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+def _overheads(results: dict[str, list[dict[str, float]]]) -> dict[str, dict[str, Any]]:
+    """Through refusalkit against direct, round by round, then the median and range."""
     out = {}
-    for proxied, through in best.items():
+    for proxied, through in results.items():
         if "direct" in proxied:
             continue
-        direct = best[f"{proxied.split()[0]} direct"]
-        out[proxied] = {
-            "added_p50_ms": through["p50_ms"] - direct["p50_ms"],
-            "added_p99_ms": through["p99_ms"] - direct["p99_ms"],
-            "throughput_ratio": through["calls_per_s"] / direct["calls_per_s"],
-            "latency_ratio_p50": through["p50_ms"] / direct["p50_ms"],
-        }
+        direct = results[f"{proxied.split()[0]} direct"]
+        per_round = [
+            {
+                "added_p50_ms": t["p50_ms"] - d["p50_ms"],
+                "added_p99_ms": t["p99_ms"] - d["p99_ms"],
+                "throughput_ratio": t["calls_per_s"] / d["calls_per_s"],
+                "latency_ratio_p50": t["p50_ms"] / d["p50_ms"],
+            }
+            for t, d in zip(through, direct, strict=True)
+        ]
+        out[proxied] = _summary(per_round)
     return out
 
 
+def _shown(spread: dict[str, float], form: str) -> str:
+    if spread["median"] != spread["median"]:  # NaN: no proxy process to measure
+        return "-"
+    return f"{spread['median']:{form}} ({spread['min']:{form}} to {spread['max']:{form}})"
+
+
 def _print(report: dict[str, Any]) -> None:
-    table = Table(title=f"MCP tools/call round trips ({report['calls']} calls per config)")
+    table = Table(
+        title=f"MCP tools/call round trips ({report['calls']} calls per config and round, "
+        f"{report['rounds']} rounds): median (min to max)"
+    )
     columns = ("config", "p50 ms", "p99 ms", "calls/s (16 in flight)", "proxy CPU ms/call")
     for column in columns:
         table.add_column(column, justify="right" if column != "config" else "left")
     for name, row in report["configs"].items():
-        cpu = row["proxy_cpu_ms_per_call"]
         table.add_row(
-            name, f"{row['p50_ms']:.2f}", f"{row['p99_ms']:.2f}", f"{row['calls_per_s']:,.0f}",
-            "-" if cpu != cpu else f"{cpu:.3f}",
+            name, _shown(row["p50_ms"], ".2f"), _shown(row["p99_ms"], ".2f"),
+            _shown(row["calls_per_s"], ",.0f"), _shown(row["proxy_cpu_ms_per_call"], ".3f"),
         )  # fmt: skip
     console.print(table)
-    over = Table(title="through refusalkit vs direct, same run")
+    over = Table(title="through refusalkit vs direct, within each round: median (min to max)")
     for column in ("config", "added p50 ms", "added p99 ms", "p50 ratio", "throughput ratio"):
         over.add_column(column, justify="right" if column != "config" else "left")
     for transport, row in report["overhead"].items():
         over.add_row(
-            transport, f"{row['added_p50_ms']:+.2f}", f"{row['added_p99_ms']:+.2f}",
-            f"{row['latency_ratio_p50']:.2f}x", f"{row['throughput_ratio']:.2f}x",
+            transport, _shown(row["added_p50_ms"], "+.2f"), _shown(row["added_p99_ms"], "+.2f"),
+            _shown(row["latency_ratio_p50"], ".2f"), _shown(row["throughput_ratio"], ".2f"),
         )  # fmt: skip
     console.print(over)
     for where, rate in report["gate_calls_per_s"].items():
-        console.print(f"gate alone (decide + {where} journal, 64 in flight): {rate:,.0f} calls/s")
+        console.print(
+            f"gate alone (decide + {where} journal, 64 in flight): {_shown(rate, ',.0f')} calls/s"
+        )
+    console.print(f"load average: {report['load_average']}")
 
 
 PAGE = {"words": 2000}
@@ -359,7 +381,7 @@ def _print_results(report: dict[str, Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer calls, one round")
+    parser.add_argument("--quick", action="store_true", help="fewer calls, three rounds")
     parser.add_argument("--results-2k", action="store_true", help="pinning + result scanning")
     parser.add_argument("--out", type=Path, default=None)
     options = parser.parse_args()
@@ -376,7 +398,8 @@ def main() -> None:
         console.print(f"wrote {out}")
         return
     options.out = options.out or HERE / "results" / "mcp.json"
-    calls, rounds = (400, 1) if options.quick else (1000, 2)
+    calls, rounds = (300, 3) if options.quick else (600, 5)
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         measured = _run(calls, rounds, Path(tmp))
     report: dict[str, Any] = {
@@ -385,9 +408,9 @@ def main() -> None:
         "rounds": rounds,
         "quick": options.quick,
         "cpus": os.cpu_count(),
+        "load_average_before_after": [load_before, os.getloadavg()],
         "load_average": os.getloadavg(),
         **measured,
-        "overhead": _overheads(measured["configs"]),
     }
     _print(report)
     options.out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,25 +1,25 @@
 """Load benchmark of the HTTP service: ``POST /v1/decide`` and ``/v1/decide/batch`` (100 a batch).
 
-A real ``refusalkit serve`` (uvicorn) on 127.0.0.1 journals on SQLite, then on PostgreSQL; a second
-process drives it over keep-alive HTTP/1.1 connections for a bounded time and reports decisions/s,
-p50/p99 latency per HTTP call, and the count acknowledged; the journal's size must equal it.
-The targets on a 2-core machine: >= 3,000 single decisions/s, >= 30,000 decisions/s in
-batches of 100, p99 <= 20 ms. No peer service runs here (OPA is not installed), so each figure is
-shown beside its target, as a ratio.
+Three servers run side by side, each a real uvicorn stack on 127.0.0.1: the **null server** (the
+same uvicorn stack, uvloop and httptools, answering a fixed decision body without routing,
+authenticating, deciding or journaling), ``refusalkit serve`` journaling on SQLite, and on
+PostgreSQL. Inside each round the three are driven in turn, in a rotating order, by a client
+process over keep-alive HTTP/1.1 connections (each with one call in flight, cycling through
+distinct requests), so a change in the machine's load lands on every store of that round alike.
 
-The null row states the machine's limit: the same uvicorn stack (uvloop, httptools, the same
-worker count), driven by the same client, answering a fixed body of the same size without
-deciding or journaling anything. Every figure is also shown as a ratio to it, which carries over
-between machines where absolute figures do not (another 2-core machine measured 15-17k batched
-decisions/s where this one measured 40k).
+Single decisions are shown as a ratio to the null server in the same round: what the service keeps
+of what this machine's HTTP stack can do, the figure that carries over between machines. Batches
+have no such peer (a fixed body answers a batch of 100 without doing any of the work per
+decision), so they are shown as decisions per second, SQLite beside PostgreSQL. Every run checks
+that the count journaled equals the count acknowledged.
 
-Each mode runs at several connection counts, each connection with one call in flight: more
-connections queue more work in the server, so p99 grows with them while the rate levels off. The
-verdict per store and mode is the best rate whose p99 is within 20 ms (a latency-bounded
-throughput, the usual way to state a service's capacity); the table shows every run.
+Where the machine has a core to spare, the client runs on core 0 and every server on the others
+(``taskset``); otherwise nothing is pinned, and the JSON says so.
+Reported: medians over rounds with the min-max range, the load average at each run, and every
+round in ``bench/results/service.json``. Figures, never pass/fail.
 
-    python bench/service.py            # full run (about 5 minutes)
-    python bench/service.py --quick    # a short run
+    python bench/service.py            # 3 rounds, 1 and 2 workers (about 3 minutes)
+    python bench/service.py --quick    # 2 short rounds, 1 worker
 """
 
 from __future__ import annotations
@@ -28,8 +28,11 @@ import argparse
 import asyncio
 import json
 import os
+import platform
+import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,15 +41,6 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import httpx
-import psycopg
-from rich.console import Console
-from rich.table import Table
-
-from refusalkit.journal import open_journal
-from refusalkit.keyring import Keyring
-from refusalkit.server import KeyStore, Scope
-
 try:
     import uvloop
 except ImportError:  # pragma: no cover
@@ -54,7 +48,9 @@ except ImportError:  # pragma: no cover
 
 RESULTS = Path(__file__).resolve().parent / "results" / "service.json"
 PG_ADMIN = os.environ.get("REFUSALKIT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
-TARGETS = {"single": 3000.0, "batch": 30000.0, "p99_ms": 20.0}
+TARGETS = {"single_vs_null": 0.5, "batch_per_s": 30000.0, "p99_ms": 20.0}
+BATCH = 100
+DISTINCT = 64  # distinct request bodies each connection cycles through
 PACK = """\
 policy: bench
 version: v1
@@ -80,9 +76,9 @@ rules:
 """
 
 
-def _requests(n: int) -> list[dict[str, Any]]:
+def _requests(n: int, start: int = 0) -> list[dict[str, Any]]:
     out = []
-    for i in range(n):
+    for i in range(start, start + n):
         path = f"/workspace/src/m{i}.py" if i % 3 else f"/workspace/p{i}/.env"
         out.append(
             {
@@ -99,14 +95,14 @@ def _requests(n: int) -> list[dict[str, Any]]:
 
 
 async def _connection(
-    host: str, port: int, request: bytes, stop_at: float, latencies: list[float], per_call: int
+    port: int, requests: list[bytes], stop_at: float, latencies: list[float], per_call: int
 ) -> int:
-    reader, writer = await asyncio.open_connection(host, port)
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
     acknowledged = 0
     try:
         while time.perf_counter() < stop_at:
             started = time.perf_counter()
-            writer.write(request)
+            writer.write(requests[acknowledged // per_call % len(requests)])
             head = await reader.readuntil(b"\r\n\r\n")
             status = int(head[9:12])
             length = 0
@@ -131,23 +127,33 @@ def _http_request(port: int, path: str, key: str, body: bytes) -> bytes:
     return head.encode() + body
 
 
-async def _drive(args: argparse.Namespace) -> dict[str, Any]:
+def _bodies(args: argparse.Namespace, connection: int) -> list[bytes]:
+    """Distinct requests for one connection: each path differs, so no two bodies repeat."""
+    first = connection * DISTINCT * max(args.batch, 1)
     if args.batch:
-        body = json.dumps({"requests": _requests(args.batch)}).encode()
-        request = _http_request(args.port, "/v1/decide/batch", args.key, body)
-        per_call = args.batch
-    else:
-        body = json.dumps(_requests(1)[0]).encode()
-        request = _http_request(args.port, "/v1/decide", args.key, body)
-        per_call = 1
+        return [
+            _http_request(
+                args.port,
+                "/v1/decide/batch",
+                args.key,
+                json.dumps({"requests": _requests(args.batch, first + i * args.batch)}).encode(),
+            )
+            for i in range(DISTINCT)
+        ]
+    return [
+        _http_request(args.port, "/v1/decide", args.key, json.dumps(r).encode())
+        for r in _requests(DISTINCT, first)
+    ]
+
+
+async def _drive(args: argparse.Namespace) -> dict[str, Any]:
+    per_call = args.batch or 1
+    bodies = [_bodies(args, c) for c in range(args.connections)]
     latencies: list[float] = []
     started = time.perf_counter()
     stop_at = started + args.duration
     counts = await asyncio.gather(
-        *[
-            _connection("127.0.0.1", args.port, request, stop_at, latencies, per_call)
-            for _ in range(args.connections)
-        ]
+        *[_connection(args.port, b, stop_at, latencies, per_call) for b in bodies]
     )
     elapsed = time.perf_counter() - started
     latencies.sort()
@@ -167,9 +173,6 @@ def client_main(args: argparse.Namespace) -> None:
     print(json.dumps(asyncio.run(_drive(args))))
 
 
-# --------------------------------------------------------------------------- orchestration
-
-
 # --------------------------------------------------------------------------- the null server
 
 _null_bodies: dict[str, bytes] = {}
@@ -180,6 +183,7 @@ def _fixed_bodies() -> dict[str, bytes]:
     import yaml  # noqa: PLC0415
 
     from refusalkit.decide import DecisionEncoder, DecisionPoint, Pack  # noqa: PLC0415
+    from refusalkit.keyring import Keyring  # noqa: PLC0415
 
     point = DecisionPoint(Pack.from_mapping(yaml.safe_load(PACK)), Keyring.generate())
     one = DecisionEncoder().encode(point.decide(_requests(1)[0]))
@@ -232,50 +236,62 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-c", "from refusalkit.cli import main; main()", *args]
 
 
-def _setup(root: Path) -> tuple[Path, Path, str]:
+def _setup(root: Path) -> str:
+    from refusalkit.keyring import Keyring  # noqa: PLC0415
+    from refusalkit.server import KeyStore, Scope  # noqa: PLC0415
 
-    pack = root / "pack.yaml"
-    pack.write_text(PACK)
-    ring = Keyring.generate().save(root / "keyring.json")
+    (root / "pack.yaml").write_text(PACK)
+    Keyring.generate().save(root / "keyring.json")
     _, key = KeyStore(root / "keys.json").add("bench", {Scope.DECIDE, Scope.READ})
-    return pack, ring, key
+    return key
+
+
+def _cores(workers: int) -> tuple[set[int] | None, set[int] | None]:
+    """(client cores, server cores): the client on core 0 and the servers on the rest, when the
+    machine has a core for the client beside one per worker; else (None, None), nothing pinned."""
+    if not hasattr(os, "sched_getaffinity") or shutil.which("taskset") is None:
+        return None, None
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < workers + 1:
+        return None, None
+    return {cores[0]}, set(cores[1:])
+
+
+def _pinned(cores: set[int] | None, cmd: list[str]) -> list[str]:
+    """``cmd`` run on ``cores`` (``taskset``; its children inherit the affinity)."""
+    if cores is None:
+        return cmd
+    return ["taskset", "-c", ",".join(map(str, sorted(cores))), *cmd]
 
 
 class _Server:
-    def __init__(self, root: Path, journal: str | None, workers: int) -> None:
+    def __init__(self, root: Path, store: str | None, workers: int, cores: set[int] | None) -> None:
+        import httpx  # noqa: PLC0415
+
+        self.store = store
         self.port = _free_port()
         self.log = (root / f"server-{self.port}.log").open("wb")
         null = [sys.executable, __file__, "--null-server", "--port", str(self.port)]
+        serve = _cli(
+            "serve",
+            *("--policy", str(root / "pack.yaml"), "--journal", str(store)),
+            *("--keys-file", str(root / "keys.json"), "--keyring", str(root / "keyring.json")),
+            *("--workers", str(workers), "--port", str(self.port)),
+        )
         self.proc = subprocess.Popen(
-            [*null, "--null-workers", str(workers)]
-            if journal is None
-            else _cli(
-                "serve",
-                "--policy",
-                str(root / "pack.yaml"),
-                "--journal",
-                journal,
-                "--keys-file",
-                str(root / "keys.json"),
-                "--keyring",
-                str(root / "keyring.json"),
-                "--workers",
-                str(workers),
-                "--port",
-                str(self.port),
-            ),
+            _pinned(cores, [*null, "--null-workers", str(workers)] if store is None else serve),
             stdout=self.log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
                 if httpx.get(f"http://127.0.0.1:{self.port}/healthz").status_code == 200:
                     return
             except httpx.HTTPError:
                 time.sleep(0.1)
-        raise RuntimeError("the server did not start")
+        raise RuntimeError(f"the server did not start (see {self.log.name})")
 
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
@@ -283,36 +299,36 @@ class _Server:
         self.log.close()
 
 
-def _load(port: int, key: str, *, batch: int, connections: int, duration: float) -> dict[str, Any]:
-    cmd = [
-        sys.executable,
-        __file__,
-        "--client",
-        "--port",
-        str(port),
-        "--key",
-        key,
-        "--batch",
-        str(batch),
-        "--connections",
-        str(connections),
-        "--duration",
-        str(duration),
-    ]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=duration + 120)
+def _load(
+    port: int, key: str, *, batch: int, connections: int, duration: float, cores: set[int] | None
+) -> dict[str, Any]:
+    cmd = [sys.executable, __file__, "--client", "--port", str(port), "--key", key]
+    cmd += ["--batch", str(batch), "--connections", str(connections), "--duration", str(duration)]
+    done = subprocess.run(
+        _pinned(cores, cmd),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=duration + 120,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"the load client failed:\n{done.stderr[-2000:]}")
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def _journal_size(store: str, root: Path) -> int:
+def _journal_size(store: str, root: Path, *, verify: bool = False) -> int:
+    from refusalkit.journal import open_journal  # noqa: PLC0415
+    from refusalkit.keyring import Keyring  # noqa: PLC0415
 
     with open_journal(store, Keyring.load(root / "keyring.json")) as journal:
-        journal.verify()
+        if verify:
+            journal.verify()
         return journal.size()
 
 
 def _postgres_store() -> tuple[str | None, str]:
+    import psycopg  # noqa: PLC0415
+
     try:
         name = f"rk_bench_{uuid.uuid4().hex[:8]}"
         with psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=3) as conn:
@@ -323,197 +339,219 @@ def _postgres_store() -> tuple[str | None, str]:
 
 
 def _drop_postgres(name: str) -> None:
+    import psycopg  # noqa: PLC0415
 
     with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _scenario(
-    root: Path,
-    store: str | None,
-    key: str,
-    workers: int,
-    duration: float,
-    connections: tuple[list[int], list[int]],
+def _one_run(
+    server: _Server, root: Path, key: str, plan: dict[str, Any], cores: set[int] | None
+) -> dict[str, Any]:
+    """One load run against one server, its journal counted before and after."""
+    store = server.store
+    load = os.getloadavg()[0]
+    before = 0 if store is None else _journal_size(store, root)
+    result = _load(server.port, key, cores=cores, **plan)
+    journaled = result["acknowledged"] if store is None else _journal_size(store, root) - before
+    result.update(journaled=journaled, counts_match=journaled == result["acknowledged"])
+    result["load_1m"] = round(load, 2)
+    return result
+
+
+def _rounds(
+    root: Path, key: str, servers: dict[str, _Server], opts: argparse.Namespace, workers: int
 ) -> list[dict[str, Any]]:
-    single_connections, batch_connections = connections
-    server = _Server(root, store, workers)
-    rows = []
-    plan = [("single", 0, c) for c in single_connections]
-    plan += [("batch", 100, c) for c in batch_connections]
-    try:
-        _load(server.port, key, batch=0, connections=4, duration=1.0)  # warm up
-        for mode, batch, conns in plan:
-            before = 0 if store is None else _journal_size(store, root)
-            result = _load(server.port, key, batch=batch, connections=conns, duration=duration)
-            journaled = result["acknowledged"] if store is None else _journal_size(store, root)
-            journaled -= before
-            result.update(
-                mode=mode,
-                workers=workers,
-                connections=conns,
-                journaled=journaled,
-                counts_match=journaled == result["acknowledged"],
-            )
-            result["meets_target"] = _meets(result)
-            rows.append(result)
-    finally:
-        server.stop()
-    return rows
+    """Every run of every round: per mode and connection count, each store in turn (the order
+    rotates from round to round); the null server takes part in single decisions only."""
+    client, _ = _cores(workers)
+    names = list(servers)
+    runs = []
+    for r in range(opts.rounds):
+        for mode, batch, conns in opts.plan:
+            order = names[r % len(names) :] + names[: r % len(names)]
+            for name in order:
+                if mode == "batch" and name == "null":
+                    continue
+                plan = {"batch": batch, "connections": conns, "duration": opts.duration}
+                row = _one_run(servers[name], root, key, plan, client)
+                row.update(round=r + 1, store=name, mode=mode, workers=workers, connections=conns)
+                runs.append(row)
+                print(
+                    f"  round {r + 1} {name:>8} {mode:>6} {workers}w/{conns}c: "
+                    f"{row['decisions_per_s']:>9,.0f}/s p99 {row['p99_ms']:.1f} ms "
+                    f"(load {row['load_1m']})",
+                    flush=True,
+                )
+    return runs
 
 
-def _add_null_ratios(rows: list[dict[str, Any]]) -> None:
-    """Each run's rate as a ratio to the null server's at the same mode, workers and connections."""
+def _add_null_ratios(runs: list[dict[str, Any]]) -> None:
+    """Each single-decision run's rate over the null server's in the same round and setting."""
     null = {
-        (r["mode"], r["workers"], r["connections"]): r["decisions_per_s"]
-        for r in rows
+        (r["round"], r["workers"], r["connections"]): r["decisions_per_s"]
+        for r in runs
         if r["store"] == "null"
     }
-    for r in rows:
-        floor = null.get((r["mode"], r["workers"], r["connections"]))
-        r["vs_null"] = None if floor is None else r["decisions_per_s"] / floor
+    for r in runs:
+        floor = null.get((r["round"], r["workers"], r["connections"]))
+        r["vs_null"] = (
+            None if floor is None or r["mode"] != "single" else r["decisions_per_s"] / floor
+        )
 
 
-def _meets(row: dict[str, Any]) -> bool:
-    return bool(
-        row["decisions_per_s"] >= TARGETS[row["mode"]]
-        and row["p99_ms"] <= TARGETS["p99_ms"]
-        and row["counts_match"]
-    )
+def _spread(values: list[float]) -> dict[str, float] | None:
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
-def _verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per store and mode: the highest rate whose p99 is within the target, and whether it meets
-    the target (a latency-bounded throughput, the usual way to state a service's capacity)."""
+def _summaries(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per store, mode, workers and connections: medians over rounds with the min-max range."""
+    keys = dict.fromkeys((r["store"], r["mode"], r["workers"], r["connections"]) for r in runs)
     out = []
-    for store in dict.fromkeys(r["store"] for r in rows if r["store"] != "null"):
-        for mode in ("single", "batch"):
-            mine = [r for r in rows if r["store"] == store and r["mode"] == mode]
-            within = [r for r in mine if r["p99_ms"] <= TARGETS["p99_ms"] and r["counts_match"]]
-            best = max(within, key=lambda r: r["decisions_per_s"], default=None)
-            out.append(
-                {
-                    "store": store,
-                    "mode": mode,
-                    "best_within_p99": None if best is None else round(best["decisions_per_s"]),
-                    "at": None if best is None else f"{best['workers']}w/{best['connections']}c",
-                    "target": TARGETS[mode],
-                    "vs_null": None if best is None else best["vs_null"],
-                    "met": best is not None and _meets(best),
-                }
-            )
+    for store, mode, workers, conns in keys:
+        mine = [
+            r
+            for r in runs
+            if (r["store"], r["mode"], r["workers"], r["connections"])
+            == (store, mode, workers, conns)
+        ]
+        ratios = [r["vs_null"] for r in mine if r["vs_null"] is not None and store != "null"]
+        out.append(
+            {
+                "store": store,
+                "mode": mode,
+                "workers": workers,
+                "connections": conns,
+                "rounds": len(mine),
+                "decisions_per_s": _spread([r["decisions_per_s"] for r in mine]),
+                "vs_null": _spread(ratios),
+                "p50_ms": _spread([r["p50_ms"] for r in mine]),
+                "p99_ms": _spread([r["p99_ms"] for r in mine]),
+                "load_1m": _spread([r["load_1m"] for r in mine]),
+                "counts_match": all(r["counts_match"] for r in mine),
+            }
+        )
     return out
 
 
-def _table(rows: list[dict[str, Any]]) -> None:
+def _fmt(spread: dict[str, float] | None, form: str) -> str:
+    if spread is None:
+        return "-"
+    return f"{spread['median']:{form}} ({spread['min']:{form}}-{spread['max']:{form}})"
 
-    table = Table(title="refusalkit service, loopback load (2 cores)")
-    for col in (
-        "store",
-        "mode",
-        "workers",
-        "conns",
-        "decisions/s",
-        "target",
-        "ratio",
-        "vs null",
-        "p50 ms",
-        "p99 ms",
-        "acknowledged",
-        "journaled",
-        "match",
-    ):
+
+def _table(summaries: list[dict[str, Any]]) -> None:
+    from rich.console import Console  # noqa: PLC0415
+    from rich.table import Table  # noqa: PLC0415
+
+    table = Table(title="refusalkit service, loopback load: medians over rounds (min-max)")
+    for col in ("store", "mode", "w/c", "decisions/s", "vs null", "p50 ms", "p99 ms", "load"):
         table.add_column(col, justify="right")
-    for r in rows:
-        target = TARGETS[r["mode"]]
-        null = r["store"] == "null"  # the floor: no target, nothing journaled
+    table.add_column("journaled = acknowledged")
+    for s in summaries:
         table.add_row(
-            r["store"],
-            r["mode"],
-            str(r["workers"]),
-            str(r["connections"]),
-            f"{r['decisions_per_s']:,.0f}",
-            "-" if null else f"{target:,.0f}",
-            "-" if null else f"{r['decisions_per_s'] / target:.2f}",
-            "-" if r["vs_null"] is None else f"{r['vs_null']:.2f}",
-            f"{r['p50_ms']:.2f}",
-            f"{r['p99_ms']:.2f}",
-            str(r["acknowledged"]),
-            "-" if null else str(r["journaled"]),
-            "-" if null else ("yes" if r["counts_match"] else "NO"),
+            s["store"],
+            s["mode"],
+            f"{s['workers']}/{s['connections']}",
+            _fmt(s["decisions_per_s"], ",.0f"),
+            _fmt(s["vs_null"], ".2f"),
+            _fmt(s["p50_ms"], ".2f"),
+            _fmt(s["p99_ms"], ".1f"),
+            _fmt(s["load_1m"], ".1f"),
+            "-" if s["store"] == "null" else ("yes" if s["counts_match"] else "NO"),
         )
-    console = Console(width=160)
-    console.print(table)
-    for v in _verdicts(rows):
-        verdict = "met" if v["met"] else "NOT met"
-        best = "none" if v["best_within_p99"] is None else f"{v['best_within_p99']:,}/s"
-        null = "" if v["vs_null"] is None else f", {v['vs_null']:.2f} of the null server's rate"
-        console.print(
-            f"{v['store']:>8} {v['mode']:>6}: best rate with p99 <= {TARGETS['p99_ms']:g} ms: "
-            f"{best} (at {v['at']}{null}); target {v['target']:,.0f}/s: {verdict}"
-        )
+    Console(width=160).print(table)
 
 
-def main() -> None:
+def _options() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a short run")
+    parser.add_argument("--quick", action="store_true", help="2 short rounds, 1 worker")
     parser.add_argument("--workers", type=int, nargs="*", default=None)
+    parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--sqlite-only", action="store_true", help="skip PostgreSQL")
     parser.add_argument("--client", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--key", help=argparse.SUPPRESS)
     parser.add_argument("--batch", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--connections", type=int, default=32, help=argparse.SUPPRESS)
-    parser.add_argument("--duration", type=float, default=10.0, help=argparse.SUPPRESS)
+    parser.add_argument("--duration", type=float, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--null-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--null-workers", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.client:
-        client_main(args)
+    args.rounds = args.rounds or (2 if args.quick else 3)
+    args.duration = args.duration or (2.0 if args.quick else 3.0)
+    args.workers = args.workers or ([1] if args.quick else [1, 2])
+    args.plan = [("single", 0, 32), ("batch", BATCH, 4)]
+    return args
+
+
+def _measure(root: Path, key: str, opts: argparse.Namespace, workers: int) -> list[dict[str, Any]]:
+    """Start the null, SQLite and PostgreSQL servers for ``workers``, then run every round."""
+    _, server_cores = _cores(workers)
+    stores: dict[str, str | None] = {"null": None, "sqlite": str(root / f"journal-w{workers}.db")}
+    pg_name = None
+    if not opts.sqlite_only:
+        pg, pg_name = _postgres_store()
+        if pg is None:
+            print(f"PostgreSQL skipped: {pg_name}")
+            pg_name = None
+        else:
+            stores["postgres"] = pg
+    servers: dict[str, _Server] = {}
+    try:
+        for name, store in stores.items():
+            servers[name] = _Server(root, store, workers, server_cores)
+        for server in servers.values():  # warm up
+            _load(server.port, key, batch=0, connections=4, duration=0.5, cores=None)
+        runs = _rounds(root, key, servers, opts, workers)
+        for name, server in servers.items():
+            if server.store is not None:
+                _journal_size(server.store, root, verify=True)  # the whole journal verifies
+                print(f"  {name} journal verified")
+        return runs
+    finally:
+        for server in servers.values():
+            server.stop()
+        if pg_name is not None:
+            _drop_postgres(pg_name)
+
+
+def main() -> None:
+    opts = _options()
+    if opts.client:
+        client_main(opts)
         return
-    if args.null_server:
-        null_server_main(args)
+    if opts.null_server:
+        null_server_main(opts)
         return
-    duration = 3.0 if args.quick else 8.0
-    workers = args.workers or ([1] if args.quick else [1, 2])
-    connections = ([32], [2, 4]) if args.quick else ([8, 32], [2, 4, 8])
     load_before = list(os.getloadavg())  # the machine is shared: say how busy it was
-    rows: list[dict[str, Any]] = []
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="rk-bench-") as tmp:
         root = Path(tmp)
-        _, _, key = _setup(root)
-        for w in workers:
-            rows += [
-                dict(r, store="null") for r in _scenario(root, None, key, w, duration, connections)
-            ]
-            store = str(root / f"journal-w{w}.db")
-            rows += [
-                dict(r, store="sqlite")
-                for r in _scenario(root, store, key, w, duration, connections)
-            ]
-            if args.sqlite_only:
-                continue
-            pg, name = _postgres_store()
-            if pg is None:
-                print(f"PostgreSQL skipped: {name}")
-                continue
-            try:
-                rows += [
-                    dict(r, store="postgres")
-                    for r in _scenario(root, pg, key, w, duration, connections)
-                ]
-            finally:
-                _drop_postgres(name)
-    _add_null_ratios(rows)
-    _table(rows)
+        key = _setup(root)
+        for workers in opts.workers:
+            runs += _measure(root, key, opts, workers)
+    _add_null_ratios(runs)
+    summaries = _summaries(runs)
+    _table(summaries)
+    pinning = {w: [sorted(c) if c else None for c in _cores(w)] for w in opts.workers}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     summary = {
-        "quick": args.quick,
+        "started_utc": started,
+        "quick": opts.quick,
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
         "load_average_before_after": [load_before, list(os.getloadavg())],
+        "cores_client_server_by_workers": pinning,
+        "rounds": opts.rounds,
+        "duration_s": opts.duration,
         "targets": TARGETS,
-        "null_server": "the same uvicorn stack answering a fixed body; vs_null = rate / its rate",
-        "verdicts": _verdicts(rows),
-        "runs": rows,
+        "null_server": "the same uvicorn stack answering a fixed body; vs_null = rate / its rate "
+        "in the same round (single decisions only)",
+        "summaries": summaries,
+        "runs": runs,
     }
     RESULTS.write_text(json.dumps(summary, indent=2) + "\n")
     print(f"wrote {RESULTS}")

