@@ -24,8 +24,10 @@ a round (through refusalkit minus direct, the two measured moments apart) before
 project's aims, for reading the figures: the proxy's own CPU at most 0.3 ms a call, so that what
 it adds to p50 is the journal's ``fsync`` plus at most that. Figures, never pass/fail.
 ``--results-2k`` measures instead what pinning and result scanning add: the ``page`` tool's
-2,000-token result, direct over stdio and through ``mcp wrap --pin FILE`` (``--results redact``,
-the default, and ``--results off``: the difference is the scanner's), rounds interleaved, medians
+2,000-token result, direct over stdio, through ``mcp wrap`` with neither (the proxy as it was)
+and through ``mcp wrap --pin FILE`` (``--results redact``, the default, and ``--results off``:
+the difference is the scanner's), each also taken over the plain wrap within each round, rounds
+interleaved, medians
 with their spread across rounds; and the scanner alone on that result, in-process.
 Results: ``bench/results/mcp.json`` (``mcp-results.json`` for ``--results-2k``).
 (Named ``mcp_proxy.py``: a script named ``mcp.py`` would shadow
@@ -289,6 +291,8 @@ def _print(report: dict[str, Any]) -> None:
 
 
 PAGE = {"words": 2000}
+PLAIN = "mcp wrap (no pin, --results off)"
+"""The proxy as it was before pinning and result scanning: what they add is taken over it."""
 
 
 async def _page_latencies(connect: Connect, calls: int) -> list[float]:
@@ -334,6 +338,9 @@ def _results_run(calls: int, rounds: int, tmp: Path) -> dict[str, Any]:
     folder = _journal_dirs(tmp).get("tmpfs", tmp)
     direct = StdioServerParameters(command=sys.executable, args=python_upstream()[1:])
     configs: dict[str, Connect] = {"stdio direct": lambda: Client(direct, mode="legacy")}
+    plain = wrap_params(str(folder / "wrap-plain.db"), ring_path, python_upstream(),
+                        extra=["--results", "off"])  # fmt: skip
+    configs[PLAIN] = lambda: Client(plain, mode="legacy")
     for mode in ("redact", "off"):
         extra = ["--pin", str(folder / f"pins-{mode}.json"), "--results", mode]
         wrapped = wrap_params(str(folder / f"wrap-{mode}.db"), ring_path, python_upstream(),
@@ -350,6 +357,10 @@ def _results_run(calls: int, rounds: int, tmp: Path) -> dict[str, Any]:
         "added_p50_ms": {
             name: _spread([v - b for v, b in zip(values, base, strict=True)])
             for name, values in medians.items() if name != "stdio direct"
+        },
+        "over_plain_wrap_ms": {
+            name: _spread([v - b for v, b in zip(values, medians[PLAIN], strict=True)])
+            for name, values in medians.items() if name not in {"stdio direct", PLAIN}
         },
         "scanner_ms": _spread(_scanner_ms(keyring)),
         "journal": "tmpfs" if folder != tmp else "disk",
@@ -371,6 +382,10 @@ def _print_results(report: dict[str, Any]) -> None:
         )  # fmt: skip
         table.add_row(name, f"{row['median']:.2f} [{row['q1']:.2f}, {row['q3']:.2f}]", shown)
     console.print(table)
+    for name, over in report["over_plain_wrap_ms"].items():
+        console.print(
+            f"{name} over {PLAIN}: {over['median']:+.2f} ms [{over['q1']:+.2f}, {over['q3']:+.2f}]"
+        )
     scan = report["scanner_ms"]
     spread = f"[{scan['q1']:.3f}, {scan['q3']:.3f}]"
     console.print(
