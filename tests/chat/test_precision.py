@@ -238,3 +238,20 @@ def test_base64_images(raw: bytes) -> None:
 def test_a_redaction_token_in_place_of_a_secret_is_not_one(text: str) -> None:
     """What a redacted trail or result holds where a secret was is refusalkit's own token."""
     assert kinds(text) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.datetimes(min_value=__import__("datetime").datetime(1900, 1, 1)),
+    st.sampled_from(["%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M", "%Y/%m/%d %H:%M"]),
+    st.sampled_from(["from\n{} UTC, 3 rounds", "measured {} (load 4.7)", "{}", "at {} we"]),
+)
+def test_a_date_and_time_is_no_phone_number(moment: object, form: str, around: str) -> None:
+    """A timestamp in prose ("2026-12-02 02:11 UTC") holds digits and separators shaped like a
+    national phone number ("2026-12-02 02" is a valid one in some regions); it is a time."""
+    stamp = moment.strftime(form)  # type: ignore[attr-defined]
+    assert kinds(around.format(stamp)) == []
+
+
+def test_a_phone_number_beside_a_date_is_still_found() -> None:
+    assert "private-data:phone" in kinds("on 2026-12-02 call +44 20 7946 0958 at 10:00")
