@@ -97,11 +97,13 @@ def test_holds_on_arguments_agrees_with_the_reference_walk(
 
 
 # Texts with the join's separator, the separators of other spellings, and characters whose
-# lower case is longer (U+0130) or depends on the letters around it (final sigma).
+# lower case is longer (U+0130) or depends on the letters around it (final sigma), empty
+# strings and long ones.
 _JOINED = st.lists(
     st.lists(
         _FRAGMENTS | st.sampled_from(["\u03a3", "A", "\u0130/", "/\u017f", ""]), max_size=6
-    ).map("".join),
+    ).map("".join)
+    | _LONG,
     min_size=2,
     max_size=4,
 )
