@@ -66,6 +66,67 @@ def test_the_probe_agrees_with_the_branches_own_checks(
         assert probe.any(texts) == expected
 
 
+# JSON values the walk reads: nested objects and lists, non-strings, and strings past the
+# memo's length limit (searched each time, never remembered).
+_LONG = st.builds(lambda text, n: text * n, _TEXTS, st.integers(min_value=1, max_value=700))
+_VALUES = st.recursive(
+    st.none() | st.integers() | st.booleans() | _TEXTS | _LONG,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=8,
+)
+
+
+@pytest.mark.parametrize(
+    ("pack_name", "rule_id"),
+    [("agent-tools.yaml", "sensitive_path"), ("mcp-filesystem.yaml", "sensitive_path")],
+)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(args=st.dictionaries(st.text(max_size=3), _VALUES, max_size=4), repeat=st.booleans())
+def test_holds_on_arguments_agrees_with_the_reference_walk(
+    pack_name: str, rule_id: str, args: dict[str, Any], repeat: bool
+) -> None:
+    """``holds`` reads flat arguments in one loop and nested ones by the walk: either way it
+    answers as the branches' own checks on every string ``walk_strings`` finds."""
+    rule = _walk_rule(pack_name, rule_id)
+    probe = rule.probe
+    assert isinstance(probe, WalkProbe)
+    expected = _reference(rule, [text for _, text in walk_strings(args)])
+    assert probe.holds(args) == expected
+    if repeat:
+        assert probe.holds(args) == expected
+
+
+# Texts with the join's separator, the separators of other spellings, and characters whose
+# lower case is longer (U+0130) or depends on the letters around it (final sigma), empty
+# strings and long ones.
+_JOINED = st.lists(
+    st.lists(
+        _FRAGMENTS | st.sampled_from(["\u03a3", "A", "\u0130/", "/\u017f", ""]), max_size=6
+    ).map("".join)
+    | _LONG,
+    min_size=2,
+    max_size=4,
+)
+
+
+@pytest.mark.parametrize(
+    ("rule_id", "tool"), [("sensitive_path", "fs.read"), ("code_paths", "fs.write")]
+)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=_JOINED)
+def test_one_screen_over_the_joined_strings_is_the_screen_of_each(
+    rule_id: str, tool: str, texts: list[str]
+) -> None:
+    """Fresh strings are screened in one search over their ``/`` join: no needle holds a
+    ``/``, so the join finds a needle exactly where some string holds one (the bundled
+    rules with a screen; the MCP starter pack's list has patterns without needles)."""
+    rule = _walk_rule("agent-tools.yaml", rule_id, tool)
+    assert rule.probe is not None
+    screen = rule.probe._screen
+    assert screen is not None
+    assert screen("/".join(texts)) == any(screen(text) for text in texts)
+
+
 def test_the_bundled_rule_has_a_needle_screen() -> None:
     """Otherwise every string pays the full search (the benchmark's ``args**`` column)."""
     rule = _walk_rule("agent-tools.yaml", "sensitive_path")

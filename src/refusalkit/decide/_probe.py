@@ -106,27 +106,23 @@ class WalkProbe:
         self._cache: BoundedCache[str, bool] = BoundedCache(_CACHE_LIMIT)
 
     def holds(self, value: Any) -> bool:
-        """Whether the probe holds on some string below ``value`` (``MISSING``: none)."""
-        if type(value) is dict:  # flat arguments (strings only) at once, as ``raw_strings``
-            texts = [v for v in value.values() if type(v) is str]
-            if len(texts) != len(value):
-                texts = raw_strings(value)
-        elif value is MISSING:
-            return False
-        else:
-            texts = raw_strings(value)
-        if len(texts) == 1:  # the common call: one string, inline
-            text = texts[0]
-            known = self._cache.get(text)
-            if known is not None:
-                return known
-            screen = self._screen
-            if screen is not None and not screen(text):
-                if len(text) <= _CACHED_LENGTH:
-                    self._cache.put(text, False)  # noqa: FBT003 (the value remembered)
-                return False
-            return self._probe(text)
-        return self.any(texts)
+        """Whether the probe holds on some string below ``value`` (``MISSING``: none).
+
+        Flat arguments (an object of strings, the common call) are read in one loop: a
+        remembered true string answers at once, and the fresh ones go to ``_fresh``."""
+        if type(value) is not dict:
+            return False if value is MISSING else self.any(raw_strings(value))
+        get = self._cache.get
+        fresh: list[str] = []
+        for text in value.values():
+            if type(text) is not str:  # nested: every string, in document order
+                return self.any(raw_strings(value))
+            known = get(text)
+            if known is None:
+                fresh.append(text)
+            elif known:
+                return True
+        return self._fresh(fresh) if fresh else False
 
     def any(self, texts: list[str]) -> bool:
         """Whether the probe holds on one of ``texts``: remembered strings first, then one
@@ -139,11 +135,19 @@ class WalkProbe:
                 fresh.append(text)
             elif known:
                 return True
-        if not fresh:
-            return False
+        return self._fresh(fresh) if fresh else False
+
+    def _fresh(self, fresh: list[str]) -> bool:
+        """Strings not remembered: one screen over all of them joined by ``/`` (no needle
+        holds a ``/``, so none is made by the join), then the search string by string."""
         screen = self._screen
         if screen is not None and not screen(fresh[0] if len(fresh) == 1 else "/".join(fresh)):
-            self._remember(fresh, found=False)
+            cache = self._cache
+            for text in fresh:  # ``_remember``, inline: this is the common way out
+                if len(text) <= _CACHED_LENGTH:
+                    if len(cache) >= _CACHE_LIMIT:
+                        cache.clear()
+                    cache[text] = False
             return False
         return any(self._probe(text) for text in fresh)
 
