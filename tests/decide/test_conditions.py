@@ -11,35 +11,46 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from refusalkit.decide import DecisionPoint, Pack
-from refusalkit.decide._conditions import FALSE, UNKNOWN, ConditionSpecError, compile_condition
+from refusalkit.decide._conditions import (
+    FALSE,
+    TRUE,
+    UNKNOWN,
+    ConditionSpecError,
+    compile_condition,
+)
 from refusalkit.decide._glob import compile_glob, glob_to_regex
+from refusalkit.decide._logic import Tri
 from refusalkit.decide._regex import re2_compile, required_literals, search_predicate
 from refusalkit.keyring import Keyring
 from support.reference_glob import reference_glob
 
 
-def outcome(spec: Any, value: Any) -> int:
+def outcome(spec: Any, value: Any) -> Tri:
     return compile_condition(spec).check(value)
+
+
+def which(spec: Any, value: Any) -> int | None:
+    return compile_condition(spec).which(value)
 
 
 @pytest.mark.parametrize(
     ("spec", "value", "expected"),
     [
-        ("fs.write", "fs.write", 0),
+        ("fs.write", "fs.write", TRUE),
         ("fs.write", "fs.read", FALSE),
         ("fs.write", 3, UNKNOWN),
-        (3, 3, 0),
-        (3, 3.0, 0),
+        (3, 3, TRUE),
+        (3, 3.0, TRUE),
         (3, 4, FALSE),
         (3, "3", UNKNOWN),
-        (True, True, 0),
+        (True, True, TRUE),
         (True, 1, UNKNOWN),
-        (None, None, 0),
+        (None, None, TRUE),
         (None, "x", UNKNOWN),
     ],
 )
-def test_scalar_equality_is_typed(spec: Any, value: Any, expected: int) -> None:
-    assert outcome(spec, value) == expected
+def test_scalar_equality_is_typed(spec: Any, value: Any, expected: Tri) -> None:
+    assert outcome(spec, value) is expected
 
 
 @pytest.mark.parametrize(
@@ -65,28 +76,30 @@ def test_scalar_equality_is_typed(spec: Any, value: Any, expected: int) -> None:
 )
 def test_glob(glob: str, value: str, matches: bool) -> None:
     assert compile_glob(glob)(value) is matches
-    assert (outcome({"glob": glob}, value) >= 0) is matches
+    assert (outcome({"glob": glob}, value) is TRUE) is matches
 
 
 def test_glob_list_names_the_alternative_that_matched() -> None:
     cond = compile_condition({"glob": ["**/.env", "/etc/**"], "class": "credential-file"})
-    hit = cond.check("/etc/passwd")
-    assert hit == 1
-    assert cond.describe(hit) == "glob /etc/**"
-    assert cond.describe(cond.check("/tmp/x")) == "glob [**/.env, /etc/**]"
+    assert cond.check("/etc/passwd") is TRUE
+    assert cond.which("/etc/passwd") == 1
+    assert cond.describe(TRUE, "/etc/passwd") == "glob /etc/**"
+    assert cond.check("/tmp/x") is FALSE
+    assert cond.which("/tmp/x") is None
+    assert cond.describe(FALSE, "/tmp/x") == "glob [**/.env, /etc/**]"
     assert cond.field_class == "credential-file"
 
 
 def test_string_operators_on_non_strings_are_unknown() -> None:
     for spec in ({"glob": "*"}, {"regex": "a"}, {"prefix": "/"}, {"cidr": "10.0.0.0/8"}):
-        assert outcome(spec, 42) == UNKNOWN
-        assert outcome(spec, ["a"]) == UNKNOWN
+        assert outcome(spec, 42) is UNKNOWN
+        assert outcome(spec, ["a"]) is UNKNOWN
 
 
 def test_regex_is_an_unanchored_re2_search() -> None:
-    assert outcome({"regex": "rm -rf"}, "sudo rm -rf /") == 0
-    assert outcome({"regex": "^rm"}, "sudo rm -rf /") == FALSE
-    assert outcome({"regex": ["x", "(?i)IGNORE previous"]}, "please ignore previous") == 1
+    assert outcome({"regex": "rm -rf"}, "sudo rm -rf /") is TRUE
+    assert outcome({"regex": "^rm"}, "sudo rm -rf /") is FALSE
+    assert which({"regex": ["x", "(?i)IGNORE previous"]}, "please ignore previous") == 1
 
 
 def test_regex_rejects_backtracking_only_syntax() -> None:
@@ -95,55 +108,58 @@ def test_regex_rejects_backtracking_only_syntax() -> None:
 
 
 def test_prefix() -> None:
-    assert outcome({"prefix": ["/tmp/", "/workspace/"]}, "/workspace/a") == 1
-    assert outcome({"prefix": "/workspace/"}, "/workspacex") == FALSE
+    assert outcome({"prefix": ["/tmp/", "/workspace/"]}, "/workspace/a") is TRUE
+    assert which({"prefix": ["/tmp/", "/workspace/"]}, "/workspace/a") == 1
+    assert outcome({"prefix": "/workspace/"}, "/workspacex") is FALSE
 
 
 def test_in_is_typed() -> None:
-    assert outcome({"in": ["main", "release"]}, "main") == 0
-    assert outcome({"in": ["main", "release"]}, "dev") == FALSE
-    assert outcome({"in": ["main"]}, 1) == UNKNOWN
-    assert outcome({"in": [1, 2]}, True) == UNKNOWN  # a boolean is not the number 1
-    assert outcome({"in": [1, 2]}, 2) == 1
+    assert outcome({"in": ["main", "release"]}, "main") is TRUE
+    assert which({"in": ["main", "release"]}, "main") == 0
+    assert outcome({"in": ["main", "release"]}, "dev") is FALSE
+    assert outcome({"in": ["main"]}, 1) is UNKNOWN
+    assert outcome({"in": [1, 2]}, True) is UNKNOWN  # a boolean is not the number 1
+    assert which({"in": [1, 2]}, True) is None
+    assert which({"in": [1, 2]}, 2) == 1
 
 
 def test_range_is_inclusive_and_numeric() -> None:
     spec = {"range": {"min": 1, "max": 10}}
-    assert [outcome(spec, v) for v in (0, 1, 10, 10.5)] == [FALSE, 0, 0, FALSE]
-    assert outcome(spec, "5") == UNKNOWN
-    assert outcome(spec, True) == UNKNOWN
-    assert outcome({"range": {"max": 0}}, -(10**9)) == 0
+    assert [outcome(spec, v) for v in (0, 1, 10, 10.5)] == [FALSE, TRUE, TRUE, FALSE]
+    assert outcome(spec, "5") is UNKNOWN
+    assert outcome(spec, True) is UNKNOWN
+    assert outcome({"range": {"max": 0}}, -(10**9)) is TRUE
 
 
 def test_cidr() -> None:
     spec = {"cidr": ["10.0.0.0/8", "::1/128"]}
-    assert outcome(spec, "10.2.3.4") == 0
-    assert outcome(spec, "::1") == 1
-    assert outcome(spec, "11.0.0.1") == FALSE
-    assert outcome(spec, "intranet.corp") == UNKNOWN  # not an address: cannot tell
+    assert (outcome(spec, "10.2.3.4"), which(spec, "10.2.3.4")) == (TRUE, 0)
+    assert (outcome(spec, "::1"), which(spec, "::1")) == (TRUE, 1)
+    assert outcome(spec, "11.0.0.1") is FALSE
+    assert outcome(spec, "intranet.corp") is UNKNOWN  # not an address: cannot tell
 
 
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        ("::ffff:10.0.0.1", 0),  # IPv4-mapped (RFC 4291 §2.5.5.2)
-        ("::FFFF:a00:1", 0),
-        ("0:0:0:0:0:ffff:10.1.2.3", 0),
-        ("64:ff9b::10.0.0.1", 0),  # NAT64 well-known prefix (RFC 6052 §2.1)
+        ("::ffff:10.0.0.1", TRUE),  # IPv4-mapped (RFC 4291 §2.5.5.2)
+        ("::FFFF:a00:1", TRUE),
+        ("0:0:0:0:0:ffff:10.1.2.3", TRUE),
+        ("64:ff9b::10.0.0.1", TRUE),  # NAT64 well-known prefix (RFC 6052 §2.1)
         ("::ffff:11.0.0.1", FALSE),
         ("64:ff9b::b00:1", FALSE),
         ("2002:a00:1::1", FALSE),  # 6to4 names a v6 host behind 10.0.0.1, not 10.0.0.1
         ("::10.0.0.1", FALSE),  # deprecated IPv4-compatible form: not translated
     ],
 )
-def test_cidr_sees_the_ipv4_host_inside_an_ipv6_address(value: str, expected: int) -> None:
-    assert outcome({"cidr": "10.0.0.0/8"}, value) == expected
+def test_cidr_sees_the_ipv4_host_inside_an_ipv6_address(value: str, expected: Tri) -> None:
+    assert outcome({"cidr": "10.0.0.0/8"}, value) is expected
 
 
 def test_cidr_ipv6_networks_still_match_the_ipv6_form() -> None:
     spec = {"cidr": ["192.168.0.0/16", "::ffff:0:0/96"]}
-    assert outcome(spec, "::ffff:10.0.0.1") == 1
-    assert outcome(spec, "::ffff:192.168.1.1") == 0  # the first network that matches either form
+    assert which(spec, "::ffff:10.0.0.1") == 1
+    assert which(spec, "::ffff:192.168.1.1") == 0  # the first network that matches either form
 
 
 def test_a_mapped_address_is_denied_by_an_ipv4_cidr_rule(keyring: Keyring) -> None:
@@ -156,9 +172,9 @@ def test_a_mapped_address_is_denied_by_an_ipv4_cidr_rule(keyring: Keyring) -> No
 
 def test_not_keeps_unknown_unknown() -> None:
     spec = {"not": {"prefix": "/workspace/"}}
-    assert outcome(spec, "/etc/passwd") == 0
-    assert outcome(spec, "/workspace/a") == FALSE
-    assert outcome(spec, 7) == UNKNOWN
+    assert outcome(spec, "/etc/passwd") is TRUE
+    assert outcome(spec, "/workspace/a") is FALSE
+    assert outcome(spec, 7) is UNKNOWN
 
 
 @pytest.mark.parametrize(
