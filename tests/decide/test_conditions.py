@@ -248,3 +248,67 @@ def test_required_literals_are_conservative() -> None:
     assert required_literals(r"\b(curl|wget)\b") == frozenset({"curl", "wget"})
     assert required_literals("(?i)ignore") is None  # case-insensitive: no prefilter
     assert required_literals("a*") is None
+
+
+# -- which alternative held ----------------------------------------------------------------------
+
+_ALTERNATIVES = {
+    "glob": ["/etc/**", "**/.env", "/h/*", "**/id_rsa*", "/h/**/k", "x"],
+    "regex": ["^rm", "rf$", "(?i)SECRET", "a.b", "^$", "/"],
+    "prefix": ["/tmp/", "/h/", "-", "/"],
+    "under": ["/etc", "**/.aws", "/h/x", "y"],
+    "cidr": ["10.0.0.0/8", "::1/128", "192.168.0.0/16", "::ffff:0:0/96", "0.0.0.0/0"],
+    "in": ["main", 1, True, None, "x", 2.5],
+}
+_probe_values = st.one_of(
+    st.sampled_from(
+        [
+            "/etc/passwd",
+            "/h/.env",
+            "/h/a",
+            "/h/id_rsa.pub",
+            "rm -rf",
+            "SeCrEt",
+            "a-b",
+            "",
+            "/",
+            "10.1.2.3",
+            "::1",
+            "::ffff:192.168.0.1",
+            "8.8.8.8",
+            "main",
+            "x",
+            "/h/x/y",
+            "/w/.aws",
+        ]
+    ),
+    st.text(alphabet="/ahxe.-rm1:f", max_size=8),
+    st.integers(-2, 3),
+    st.booleans(),
+    st.none(),
+    st.just(2.5),
+)
+
+
+@given(
+    st.sampled_from(sorted(_ALTERNATIVES)).flatmap(
+        lambda op: st.tuples(
+            st.just(op), st.lists(st.sampled_from(_ALTERNATIVES[op]), min_size=1, max_size=6)
+        )
+    ),
+    _probe_values,
+)
+@settings(max_examples=300)
+def test_which_names_the_first_alternative_that_holds(case: Any, value: Any) -> None:
+    """``which`` is the first alternative whose own condition holds, and is given exactly when
+    ``check`` is true; ``describe`` names that alternative (the trail's ``test``)."""
+    op, items = case
+    cond = compile_condition({op: items})
+    alone = [compile_condition({op: [item]}).check(value) for item in items]
+    first = next((i for i, o in enumerate(alone) if o is TRUE), None)
+    assert cond.which(value) == first
+    assert (cond.check(value) is TRUE) is (first is not None)
+    if first is not None:
+        assert cond.describe(TRUE, value) == cond.tests[first]
+    else:
+        assert cond.describe(cond.check(value), value) == cond.test_false

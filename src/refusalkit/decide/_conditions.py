@@ -403,7 +403,8 @@ def _in_op(spec: Any, hide: bool) -> Built:
         return TRUE if (kind, value) in table else FALSE
 
     def which(value: Any) -> int | None:
-        return table.get((json_type(value), value))
+        kind = json_type(value)
+        return table.get((kind, value)) if kind in types else None
 
     shown = _withheld(len(spec)) if hide else f"[{', '.join(map(_show, spec))}]"
     tests = tuple(f"in {shown}" for _ in spec)

@@ -34,9 +34,9 @@ def witness(
     return _new(Witness, (spec, value, outcome, element, outcomes))
 
 
-def hit(position: int, state: Tri, why: Witness | None) -> Hit:
-    """``Hit(position, state, why)``, built in C."""
-    return _new(Hit, (position, state, why))
+def hit(position: int, state: Tri, witness: Witness | None) -> Hit:
+    """``Hit(position, state, witness)``, built in C."""
+    return _new(Hit, (position, state, witness))
 
 
 def verdict(
