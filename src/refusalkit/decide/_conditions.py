@@ -75,11 +75,14 @@ class Condition:
 
     def describe(self, outcome: Tri, value: Any) -> str:
         """The trail's ``test`` text for ``check(value)``'s outcome: the alternative that held,
-        or the whole condition."""
+        or the whole condition. With one alternative there is nothing to ask."""
         if outcome is TRUE:
+            tests = self.tests
+            if len(tests) == 1:
+                return tests[0]
             index = self.which(value)
             if index is not None:
-                return self.tests[index]
+                return tests[index]
         return self.test_false
 
 
@@ -372,7 +375,11 @@ def _cidr_op(spec: Any, names_false: bool) -> Built:
         forms = _ip(value)
         if forms is None:  # a host name the url kind has already checked is in no network
             return FALSE if names_false else UNKNOWN
-        return FALSE if network_of(forms) is None else TRUE
+        for _, net_version, network, mask in masks:  # network_of, inline: the hot path
+            for version, number in forms:
+                if version == net_version and number & mask == network:
+                    return TRUE
+        return FALSE
 
     def which(value: Any) -> int | None:
         forms = _ip(value) if isinstance(value, str) else None
