@@ -312,3 +312,14 @@ def test_which_names_the_first_alternative_that_holds(case: Any, value: Any) -> 
         assert cond.describe(TRUE, value) == cond.tests[first]
     else:
         assert cond.describe(cond.check(value), value) == cond.test_false
+
+
+def test_tools_sharing_a_plan_each_name_their_own_alternative(keyring: Keyring) -> None:
+    """Tools that no rule names exactly share one plan per outcome of the tool conditions; the
+    trail still names the glob that matched each tool, asked of that tool's own name."""
+    rule = {"id": "r", "effect": "deny", "when": {"tool": {"glob": ["a.*", "b.*"]}}}
+    data = {"policy": "t", "version": "1", "default": "allow", "rules": [rule]}
+    dp = DecisionPoint(Pack.from_mapping(data), keyring)
+    for tool, test in (("a.x", "glob a.*"), ("b.y", "glob b.*"), ("a.z", "glob a.*")):
+        step = dp.decide({"tool": tool, "args": {}}).why_trail[0]
+        assert (step.rule, step.matched, step.test) == ("r", True, test)

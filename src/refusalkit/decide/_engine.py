@@ -11,8 +11,10 @@ Redaction).
 The hot path does no parsing and builds only what the Decision holds: steps whose content is
 fully determined (a stage that passed, a rule outcome on the same value) are built once and
 reused, so a repeated value costs no HMAC; rules on one field share the token of its value; and
-records are filled slot by slot (``_records``). All caches are bounded and hold only complete,
-immutable values, so threads may share a decision point.
+records are filled slot by slot (``_internal/records.py``, and ``_fast`` for the engine's own
+``Witness``, ``Hit`` and ``Verdict``). Every outcome is a ``Tri`` (``_logic``), compared with
+``is``; a trail asks ``Condition.which`` for the alternative that held. All caches are bounded
+and hold only complete, immutable values, so threads may share a decision point.
 """
 
 from __future__ import annotations
@@ -81,8 +83,8 @@ _DENY, _BLOCK, _ALLOW, _AUDIT = Action.DENY, Action.BLOCK, Action.ALLOW, Action.
 _POLICY_DENIED = ReasonCode.POLICY_DENIED
 _APPROVAL_REQUIRED = ReasonCode.APPROVAL_REQUIRED
 _RATE_LIMITED = ReasonCode.RATE_LIMITED
-# Enum members as module globals: on Python 3.11 ``Tri.TRUE`` costs a class-attribute lookup
-# (~90 ns) each time; a global is a dictionary hit.
+# Enum members as module globals: on Python 3.11 ``Severity.AUDIT`` costs a class-attribute
+# lookup (~90 ns) each time; a global is a dictionary hit (so are ``TRUE``, ``FALSE``, ``UNKNOWN``).
 _SEV_AUDIT, _SEV_DENY, _SEV_BLOCK = Severity.AUDIT, Severity.DENY, Severity.BLOCK
 _SEV_APPROVAL = Severity.REQUIRE_APPROVAL
 
