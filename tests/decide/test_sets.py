@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from refusalkit.decide import DecisionPoint, Pack
-from refusalkit.decide._conditions import compile_condition
+from refusalkit.decide._conditions import FALSE, TRUE, compile_condition
 from refusalkit.errors import PolicyError
 from refusalkit.model import Action
 
@@ -62,12 +62,15 @@ def test_a_set_reference_has_one_key() -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "outcome"),
-    [("/h/.aws", 0), ("/h/.aws/credentials", 0), ("/h/.awsx", -1), ("/etc", 1), ("/etcx", -1)],
+    ("value", "alternative"),
+    [("/h/.aws", 0), ("/h/.aws/credentials", 0), ("/h/.awsx", None), ("/etc", 1), ("/etcx", None)],
 )
-def test_under_matches_a_directory_and_everything_under_it(value: str, outcome: int) -> None:
+def test_under_matches_a_directory_and_everything_under_it(
+    value: str, alternative: int | None
+) -> None:
     cond = compile_condition({"under": ["**/.aws", "/etc"]})
-    assert cond.check(value) == outcome
+    assert cond.which(value) == alternative
+    assert cond.check(value) is (FALSE if alternative is None else TRUE)
 
 
 def test_under_refuses_a_trailing_slash() -> None:
@@ -85,11 +88,11 @@ def test_many_alternatives_decide_as_one_by_one(n: int) -> None:
     items = [f"(^|/)f{i}$" for i in range(n)]
     cond = compile_condition({"regex": items})
     for i in range(n):
-        assert cond.check(f"/a/f{i}") == i
-    assert cond.check("/a/f") == -1
+        assert (cond.check(f"/a/f{i}"), cond.which(f"/a/f{i}")) == (TRUE, i)
+    assert (cond.check("/a/f"), cond.which("/a/f")) == (FALSE, None)
     globs = compile_condition({"glob": [f"**/g{i}" for i in range(n)]})
-    assert globs.check(f"/x/g{n - 1}") == n - 1
-    assert globs.check("/x/g") == -1
+    assert (globs.check(f"/x/g{n - 1}"), globs.which(f"/x/g{n - 1}")) == (TRUE, n - 1)
+    assert (globs.check("/x/g"), globs.which("/x/g")) == (FALSE, None)
 
 
 def test_a_bare_tool_glob_is_a_load_error_naming_the_fix() -> None:

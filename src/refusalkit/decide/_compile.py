@@ -37,7 +37,7 @@ from refusalkit.decide._fields import (
 from refusalkit.decide._glob import compile_glob
 from refusalkit.decide._kinds import COMPONENTS, Kind, kind_parser
 from refusalkit.decide._limits import CompiledLimit
-from refusalkit.decide._logic import Severity
+from refusalkit.decide._logic import Severity, Tri
 from refusalkit.decide._probe import WalkProbe
 from refusalkit.decide._regex import search_predicate
 from refusalkit.decide._sets import NamedSets, bare_glob_error
@@ -86,10 +86,9 @@ class CondSpec:
 
 
 class KnownTool(NamedTuple):
-    """A branch's ``tool`` condition, evaluated once per tool name: its outcome (true)."""
+    """A branch's ``tool`` condition, evaluated once per tool name and known to hold."""
 
     spec: CondSpec
-    outcome: int
 
 
 class Branch(NamedTuple):
@@ -309,7 +308,7 @@ class RuleSet:
         self._open_blind = not any(
             c.path == "tool" for rule in self._open for conds in rule.branches for c in conds
         )
-        self._open_plans: dict[tuple[int | None, ...], Plan] = {}
+        self._open_plans: dict[tuple[Tri | None, ...], Plan] = {}
         self._probes: dict[tuple[CondSpec, ...], WalkProbe | None] = {}  # shared by all tools
 
     def for_tool(self, tool: str) -> Plan:
@@ -343,7 +342,7 @@ class RuleSet:
         )
         return self._open_plan_for(tool, signature)
 
-    def _open_plan_for(self, tool: str, signature: tuple[int | None, ...]) -> Plan:
+    def _open_plan_for(self, tool: str, signature: tuple[Tri | None, ...]) -> Plan:
         plan = self._open_plans.get(signature)
         if plan is None:
             rules = tuple(
@@ -357,7 +356,7 @@ class RuleSet:
         return plan
 
 
-def _tool_outcome(conds: tuple[CondSpec, ...], tool: str) -> int | None:
+def _tool_outcome(conds: tuple[CondSpec, ...], tool: str) -> Tri | None:
     """The outcome of a branch's ``tool`` condition on ``tool`` (None: it has none)."""
     spec = next((c for c in conds if c.path == "tool"), None)
     return None if spec is None else spec.cond.check(tool)
@@ -387,13 +386,13 @@ def _specialise(
             kept.append(Branch(conds, None))
             continue
         outcome = tool_spec.cond.check(tool)
-        if outcome == FALSE:
+        if outcome is FALSE:
             continue
-        if outcome == UNKNOWN:
+        if outcome is UNKNOWN:
             kept.append(Branch(conds, None))
         else:
             rest = tuple(c for c in conds if c is not tool_spec)
-            kept.append(Branch(rest, KnownTool(tool_spec, outcome)))
+            kept.append(Branch(rest, KnownTool(tool_spec)))
     if not kept:
         return None
     only = kept[0].conds if len(kept) == 1 else ()

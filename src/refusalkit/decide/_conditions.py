@@ -1,9 +1,10 @@
 """Conditions compiled once into small three-valued predicates (docs/design/policy.md, Conditions).
 
-``Condition.check(value)`` returns a ``Tri`` outcome (``_logic``): ``Tri.FALSE`` when it does not
-hold, ``Tri.UNKNOWN`` when the value has the wrong type for the test, and when it holds the index
-of the alternative that matched (``Tri.TRUE`` is 0, the first), so the trail can name it. A
-missing field is unknown too; the caller decides that before calling ``check``.
+``Condition.check(value)`` returns a ``Tri`` (``_logic``): ``TRUE`` when it holds, ``FALSE`` when
+it does not, ``UNKNOWN`` when the value has the wrong type for the test. A missing field is
+unknown too; the caller decides that before calling ``check``. Which alternative held (the glob
+or regex a trail names) is a separate question, ``Condition.which(value)``, asked only when a
+step is built: the hot path asks for the outcome alone.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ TRUE = Tri.TRUE
 OPERATORS = ("glob", "regex", "prefix", "under", "above", "in", "range", "cidr", "not")
 _COMBINE_FROM = 4  # a string test with more alternatives first asks one combined RE2 regex
 
-Check = Callable[[Any], int]
-Finder = Callable[[str], int]  # the index of the first alternative that holds, or FALSE
+Check = Callable[[Any], Tri]
+Which = Callable[[Any], int | None]  # the index of the first alternative that holds, or None
 # Per alternative: ("exact", s) value == s; ("base", n) last path segment == n;
 # ("dir", p) value starts with p, which ends with "/"; ("sub", t) value contains t (a regex that
 # is a plain literal). A condition whose every alternative has
@@ -60,6 +61,7 @@ class Condition:
     """A compiled condition: the predicate and the trail texts of its outcomes."""
 
     check: Check
+    which: Which  # the first alternative that holds (None: ``check`` is not ``TRUE``)
     tests: tuple[str, ...]  # trail text when alternative i matched
     test_false: str  # trail text when nothing matched (or unknown)
     field_class: str | None  # the ``class:`` given on the condition, if any
@@ -71,9 +73,17 @@ class Condition:
     # RE2's case folding (``needles``): a cheap screen before the condition is asked
     needles: frozenset[str] | None = None
 
-    def describe(self, outcome: int) -> str:
-        """The trail's ``test`` text for an outcome of ``check``."""
-        return self.tests[outcome] if outcome >= TRUE else self.test_false
+    def describe(self, outcome: Tri, value: Any) -> str:
+        """The trail's ``test`` text for ``check(value)``'s outcome: the alternative that held,
+        or the whole condition. With one alternative there is nothing to ask."""
+        if outcome is TRUE:
+            tests = self.tests
+            if len(tests) == 1:
+                return tests[0]
+            index = self.which(value)
+            if index is not None:
+                return tests[index]
+        return self.test_false
 
 
 def json_type(value: Any) -> str:
@@ -130,43 +140,68 @@ def _label(op: str, items: Sequence[str]) -> str:
     return f"{op} {items[0]}" if len(items) == 1 else f"{op} [{', '.join(items)}]"
 
 
-def _string_any(preds: Sequence[Callable[[str], bool]], first: Finder | None = None) -> Check:
+Built = tuple[Check, Which, tuple[str, ...], str]  # what an operator compiles to
+
+
+def _first_if_true(check: Check) -> Which:
+    """``which`` of a condition with one alternative: 0 when it holds."""
+
+    def which(value: Any) -> int | None:
+        return 0 if check(value) is TRUE else None
+
+    return which
+
+
+def _string_any(
+    preds: Sequence[Callable[[str], bool]], search: Callable[[str], Sequence[int]] | None = None
+) -> tuple[Check, Which]:
     """Any-of over string predicates; non-strings are unknown.
 
-    ``first``, when given, returns the index of the first predicate that holds (or ``FALSE``)
-    with a few combined RE2 searches instead of one per alternative (``_finder``).
+    ``search``, when given, returns the indices of every alternative that holds, from one
+    combined RE2 search instead of one per alternative (``_set_search``).
     """
     if len(preds) == 1:
         only = preds[0]
 
-        def check_one(value: Any) -> int:
+        def check_one(value: Any) -> Tri:
             if not isinstance(value, str):
                 return UNKNOWN
             return TRUE if only(value) else FALSE
 
-        return check_one
+        return check_one, _first_if_true(check_one)
+    if search is not None:
+        return _searched(search)
+    ordered = tuple(preds)
 
-    if first is not None:
-        find = first
-
-        def check_found(value: Any) -> int:
-            if not isinstance(value, str):
-                return UNKNOWN
-            return find(value)
-
-        return check_found
-
-    indexed = tuple(enumerate(preds))
-
-    def check_many(value: Any) -> int:
+    def check_many(value: Any) -> Tri:
         if not isinstance(value, str):
             return UNKNOWN
-        for index, pred in indexed:
+        for pred in ordered:
             if pred(value):
-                return index
+                return TRUE
         return FALSE
 
-    return check_many
+    def which_many(value: Any) -> int | None:
+        if not isinstance(value, str):
+            return None
+        return next((index for index, pred in enumerate(ordered) if pred(value)), None)
+
+    return check_many, which_many
+
+
+def _searched(search: Callable[[str], Sequence[int]]) -> tuple[Check, Which]:
+    """``check`` and ``which`` from a search that names every alternative that holds."""
+
+    def check_found(value: Any) -> Tri:
+        if not isinstance(value, str):
+            return UNKNOWN
+        return TRUE if search(value) else FALSE
+
+    def which_found(value: Any) -> int | None:
+        found = search(value) if isinstance(value, str) else None
+        return min(found) if found else None
+
+    return check_found, which_found
 
 
 def _regex_pred(pattern: str) -> Callable[[str], bool]:
@@ -225,14 +260,13 @@ def _as_regex(op: str, item: str) -> str | None:
     return None
 
 
-def _finder(op: str, items: Sequence[str], preds: Sequence[Callable[[str], bool]]) -> Finder | None:
-    """The first alternative that holds, from one RE2 set search (``RE2::Set``: every
-    alternative that matches, in one pass), instead of one search per alternative; None when
-    there are few alternatives, or one has no regex.
+def _set_search(op: str, items: Sequence[str]) -> Callable[[str], Sequence[int]] | None:
+    """Every alternative that holds, from one RE2 set search (``RE2::Set``: every alternative
+    that matches, in one pass), instead of one search per alternative; None when there are few
+    alternatives, or one has no regex.
 
     Equivalent to testing each alternative in order (``tests/decide/test_sets.py``).
     """
-    del preds  # the set answers for all of them
     if len(items) < _COMBINE_FROM:
         return None
     parts = [_as_regex(op, item) for item in items]
@@ -248,16 +282,11 @@ def _finder(op: str, items: Sequence[str], preds: Sequence[Callable[[str], bool]
         regexes.Compile()
     except Exception:  # noqa: BLE001 (too big for RE2's memory budget: test one by one)
         return None
-    match = regexes.Match
-
-    def first(value: str) -> int:
-        found = match(value)
-        return min(found) if found else FALSE
-
-    return first
+    match: Callable[[str], Sequence[int]] = regexes.Match
+    return match
 
 
-def _string_op(op: str, spec: Any) -> tuple[Check, tuple[str, ...], str]:
+def _string_op(op: str, spec: Any) -> Built:
     items = _as_list(spec, op)
     factory = {
         "glob": compile_glob,
@@ -267,8 +296,8 @@ def _string_op(op: str, spec: Any) -> tuple[Check, tuple[str, ...], str]:
         "above": _above_pred,
     }[op]
     preds = [factory(item) for item in items]
-    check = _string_any(preds, _finder(op, items, preds))
-    return check, tuple(f"{op} {item}" for item in items), _label(op, items)
+    check, which = _string_any(preds, _set_search(op, items))
+    return check, which, tuple(f"{op} {item}" for item in items), _label(op, items)
 
 
 def _ipv4(value: str) -> int | None:
@@ -321,7 +350,7 @@ def _ip(value: str) -> IPForms | None:
     return ((6, int(addr)),)
 
 
-def _cidr_op(spec: Any, names_false: bool) -> tuple[Check, tuple[str, ...], str]:
+def _cidr_op(spec: Any, names_false: bool) -> Built:
     items = _as_list(spec, "cidr")
     try:
         nets = tuple(ipaddress.ip_network(item, strict=False) for item in items)
@@ -332,19 +361,31 @@ def _cidr_op(spec: Any, names_false: bool) -> tuple[Check, tuple[str, ...], str]
         for index, net in enumerate(nets)
     )
 
-    def check(value: Any) -> int:
+    def network_of(forms: IPForms) -> int | None:
+        """The first network that holds one of an address's forms."""
+        for index, net_version, network, mask in masks:
+            for version, number in forms:
+                if version == net_version and number & mask == network:
+                    return index
+        return None
+
+    def check(value: Any) -> Tri:
         if not isinstance(value, str):
             return UNKNOWN
         forms = _ip(value)
         if forms is None:  # a host name the url kind has already checked is in no network
             return FALSE if names_false else UNKNOWN
-        for index, net_version, network, mask in masks:
+        for _, net_version, network, mask in masks:  # network_of, inline: the hot path
             for version, number in forms:
                 if version == net_version and number & mask == network:
-                    return index
+                    return TRUE
         return FALSE
 
-    return check, tuple(f"cidr {item}" for item in items), _label("cidr", items)
+    def which(value: Any) -> int | None:
+        forms = _ip(value) if isinstance(value, str) else None
+        return None if forms is None else network_of(forms)
+
+    return check, which, tuple(f"cidr {item}" for item in items), _label("cidr", items)
 
 
 def _withheld(count: int) -> str:
@@ -352,7 +393,7 @@ def _withheld(count: int) -> str:
     return "(withheld value)" if count == 1 else f"({count} withheld values)"
 
 
-def _in_op(spec: Any, hide: bool) -> tuple[Check, tuple[str, ...], str]:
+def _in_op(spec: Any, hide: bool) -> Built:
     if not isinstance(spec, list) or not spec:
         raise ConditionSpecError("`in` takes a non-empty list of values", "in")
     table: dict[tuple[str, Any], int] = {}
@@ -362,18 +403,22 @@ def _in_op(spec: Any, hide: bool) -> tuple[Check, tuple[str, ...], str]:
         table.setdefault((json_type(item), item), index)
     types = frozenset(kind for kind, _ in table)
 
-    def check(value: Any) -> int:
+    def check(value: Any) -> Tri:
         kind = json_type(value)
         if kind not in types:
             return UNKNOWN
-        return table.get((kind, value), FALSE)
+        return TRUE if (kind, value) in table else FALSE
+
+    def which(value: Any) -> int | None:
+        kind = json_type(value)
+        return table.get((kind, value)) if kind in types else None
 
     shown = _withheld(len(spec)) if hide else f"[{', '.join(map(_show, spec))}]"
     tests = tuple(f"in {shown}" for _ in spec)
-    return check, tests, tests[0]
+    return check, which, tests, tests[0]
 
 
-def _range_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
+def _range_op(spec: Any) -> Built:
     if not isinstance(spec, Mapping) or not spec or set(spec) - {"min", "max"}:
         raise ConditionSpecError("`range` takes {min, max} (either may be left out)", "range")
     low, high = spec.get("min"), spec.get("max")
@@ -381,7 +426,7 @@ def _range_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
         if bound is not None and json_type(bound) != "number":
             raise ConditionSpecError("`range` bounds must be numbers", "range")
 
-    def check(value: Any) -> int:
+    def check(value: Any) -> Tri:
         if json_type(value) != "number":
             return UNKNOWN
         if (low is not None and value < low) or (high is not None and value > high):
@@ -390,16 +435,16 @@ def _range_op(spec: Any) -> tuple[Check, tuple[str, ...], str]:
 
     text = f"range [{_show(low) if low is not None else '-inf'}, "
     text += f"{_show(high) if high is not None else '+inf'}]"
-    return check, (text,), text
+    return check, _first_if_true(check), (text,), text
 
 
-def _equal_op(target: Any, hide: bool) -> tuple[Check, tuple[str, ...], str]:
+def _equal_op(target: Any, hide: bool) -> Built:
     kind = json_type(target)
     if kind in ("array", "object"):
         raise ConditionSpecError("a bare condition must be a scalar; use `in` for a list")
     if kind == "string":
 
-        def check_str(value: Any) -> int:
+        def check_str(value: Any) -> Tri:
             if not isinstance(value, str):
                 return UNKNOWN
             return TRUE if value == target else FALSE
@@ -407,26 +452,27 @@ def _equal_op(target: Any, hide: bool) -> tuple[Check, tuple[str, ...], str]:
         check: Check = check_str
     else:
 
-        def check(value: Any) -> int:
+        def check(value: Any) -> Tri:
             if json_type(value) != kind:
                 return UNKNOWN
             return TRUE if value == target else FALSE
 
     text = f"== {_withheld(1) if hide else _show(target)}"
-    return check, (text,), text
+    return check, _first_if_true(check), (text,), text
 
 
-def _not_op(spec: Any, hide: bool, kind: str | None) -> tuple[Check, tuple[str, ...], str]:
+def _not_op(spec: Any, hide: bool, kind: str | None) -> Built:
     inner = compile_condition(spec, hide_values=hide, kind=kind)
+    inner_check = inner.check
 
-    def check(value: Any) -> int:
-        outcome = inner.check(value)
-        if outcome == UNKNOWN:
+    def check(value: Any) -> Tri:
+        outcome = inner_check(value)
+        if outcome is UNKNOWN:
             return UNKNOWN
-        return FALSE if outcome >= TRUE else TRUE
+        return FALSE if outcome is TRUE else TRUE
 
     text = f"not ({inner.test_false})"
-    return check, (text,), text
+    return check, _first_if_true(check), (text,), text
 
 
 def _show(value: Any) -> str:
@@ -452,8 +498,8 @@ def compile_condition(
     parser accepted, so a host name is in no network (false), not unknown (docs/policy.md).
     """
     if not isinstance(spec, Mapping):
-        check, tests, false_text = _equal_op(spec, hide_values)
-        return Condition(check, tests, false_text, None, index_keys("==", [spec]))
+        check, which, tests, false_text = _equal_op(spec, hide_values)
+        return Condition(check, which, tests, false_text, None, index_keys("==", [spec]))
     field_class = spec.get("class")
     if field_class is not None and not isinstance(field_class, str):
         raise ConditionSpecError("`class` must be the name of a field class", "class")
@@ -471,20 +517,24 @@ def compile_condition(
 def _operator(
     op: str, arg: Any, field_class: str | None, hide: bool, kind: str | None
 ) -> Condition:
+    built: Built
     if op in ("glob", "regex", "prefix", "under", "above"):
-        check, tests, false_text = _string_op(op, arg)
+        built = _string_op(op, arg)
     elif op == "cidr":
-        check, tests, false_text = _cidr_op(arg, names_false=kind == "url")
+        built = _cidr_op(arg, names_false=kind == "url")
     elif op == "in":
-        check, tests, false_text = _in_op(arg, hide)
+        built = _in_op(arg, hide)
     elif op == "range":
-        check, tests, false_text = _range_op(arg)
+        built = _range_op(arg)
     else:
-        check, tests, false_text = _not_op(arg, hide, kind)
+        built = _not_op(arg, hide, kind)
+    check, which, tests, false_text = built
     items = arg if isinstance(arg, list) else [arg]
     pattern = _pattern(op, items) if op in ("glob", "regex", "under") else None
     index = index_keys(op, items)
-    return Condition(check, tests, false_text, field_class, index, pattern, needles(op, items))
+    return Condition(
+        check, which, tests, false_text, field_class, index, pattern, needles(op, items)
+    )
 
 
 def needles(op: str, items: Sequence[Any]) -> frozenset[str] | None:

@@ -11,8 +11,10 @@ Redaction).
 The hot path does no parsing and builds only what the Decision holds: steps whose content is
 fully determined (a stage that passed, a rule outcome on the same value) are built once and
 reused, so a repeated value costs no HMAC; rules on one field share the token of its value; and
-records are filled slot by slot (``_records``). All caches are bounded and hold only complete,
-immutable values, so threads may share a decision point.
+records are filled slot by slot (``_internal/records.py``, and ``_fast`` for the engine's own
+``Witness``, ``Hit`` and ``Verdict``). Every outcome is a ``Tri`` (``_logic``), compared with
+``is``; a trail asks ``Condition.which`` for the alternative that held. All caches are bounded
+and hold only complete, immutable values, so threads may share a decision point.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, NamedTuple, cast
+from typing import Any, cast
 
 from jsonschema.exceptions import best_match
 from rfc8785 import IntegerDomainError
@@ -44,6 +46,10 @@ from refusalkit.decide._approval import ApprovalMaker
 from refusalkit.decide._attest import Attestor
 from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, Plan, ToolRule
 from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN, json_type
+from refusalkit.decide._evidence import Hit, Verdict, Witness
+from refusalkit.decide._fast import hit as _hit
+from refusalkit.decide._fast import verdict as _verdict
+from refusalkit.decide._fast import witness as _witness
 from refusalkit.decide._fields import MISSING, StepKind, element_path, run_steps, walk_strings
 from refusalkit.decide._limits import Limiter
 from refusalkit.decide._logic import Severity, Tri
@@ -77,39 +83,12 @@ _DENY, _BLOCK, _ALLOW, _AUDIT = Action.DENY, Action.BLOCK, Action.ALLOW, Action.
 _POLICY_DENIED = ReasonCode.POLICY_DENIED
 _APPROVAL_REQUIRED = ReasonCode.APPROVAL_REQUIRED
 _RATE_LIMITED = ReasonCode.RATE_LIMITED
-# Enum members as module globals: on Python 3.11 ``Tri.TRUE`` costs a class-attribute lookup
-# (~90 ns) each time; a global is a dictionary hit.
+# Enum members as module globals: on Python 3.11 ``Severity.AUDIT`` costs a class-attribute
+# lookup (~90 ns) each time; a global is a dictionary hit (so are ``TRUE``, ``FALSE``, ``UNKNOWN``).
 _SEV_AUDIT, _SEV_DENY, _SEV_BLOCK = Severity.AUDIT, Severity.DENY, Severity.BLOCK
 _SEV_APPROVAL = Severity.REQUIRE_APPROVAL
-# Records on the hot path are built with ``tuple.__new__`` (C): the same NamedTuple as calling
-# the class, without its Python-level ``__new__`` (about four times the cost).
-_tuple = tuple.__new__
 
 _SHOWN_ELEMENTS = 16  # a list step's detail names at most this many elements' outcomes
-
-
-class Witness(NamedTuple):
-    """Why a rule came out as it did: the condition, the value it saw, and check()'s outcome.
-
-    For a ``[*]`` path, ``value`` is the element that decided, ``element`` its index and
-    ``outcomes`` every element's outcome (shown element by element in the trail); for a ``**``
-    path, ``element`` is the field path of the string that decided (``args.files[2].name``).
-    """
-
-    spec: CondSpec
-    value: Any
-    outcome: int
-    element: int | str | None = None
-    outcomes: tuple[int, ...] | None = None
-
-
-class Verdict(NamedTuple):
-    """What the rules (or ``@default``) decided: the action, its code, the rule and message."""
-
-    action: Action
-    reason_code: ReasonCode | None
-    rule: str
-    message: str | None
 
 
 class _Refusal(Exception):  # noqa: N818 (control flow inside the engine, never escapes)
@@ -133,25 +112,21 @@ def _lookup(request: Mapping[str, Any], parts: tuple[str, ...]) -> Any:
     return value
 
 
-def _pick(outcomes: tuple[int, ...], every: bool) -> tuple[int | None, int]:
+def _pick(outcomes: tuple[Tri, ...], every: bool) -> tuple[int | None, Tri]:
     """The element that decides a ``[*]`` condition, and the condition's outcome.
 
     Every element (allow): false if one is false, else unknown if one is unknown, else true;
     an empty list is unknown (no element to allow). Any element (deny, block, audit, filters):
     unknown if one is unknown (fail closed), else true if one is true, else false.
     """
+    if every and FALSE in outcomes:
+        return outcomes.index(FALSE), FALSE
+    if UNKNOWN in outcomes:
+        return outcomes.index(UNKNOWN), UNKNOWN
     if every:
-        for index, outcome in enumerate(outcomes):
-            if outcome == FALSE:
-                return index, FALSE
-    for index, outcome in enumerate(outcomes):
-        if outcome == UNKNOWN:
-            return index, UNKNOWN
-    if every:
-        return (0, outcomes[0]) if outcomes else (None, UNKNOWN)
-    for index, outcome in enumerate(outcomes):
-        if outcome >= TRUE:
-            return index, outcome
+        return (0, TRUE) if outcomes else (None, UNKNOWN)
+    if TRUE in outcomes:
+        return outcomes.index(TRUE), TRUE
     return (0 if outcomes else None), FALSE
 
 
@@ -161,11 +136,11 @@ def _check_steps(value: Any, spec: CondSpec) -> Witness:
     check = spec.cond.check
     if spec.each is None:
         outcome = UNKNOWN if value is _MISSING else check(value)
-        return _tuple(Witness, (spec, value, outcome, None, None))
+        return _witness(spec, value, outcome, None, None)
     if spec.walk:
         return _check_walk(value, spec)
     if type(value) is not list:
-        return _tuple(Witness, (spec, value, UNKNOWN, None, None))
+        return _witness(spec, value, UNKNOWN, None, None)
     after = spec.each
     values = [run_steps(item, after) if after else item for item in value]
     owners: list[int] | None = None
@@ -176,7 +151,7 @@ def _check_steps(value: Any, spec: CondSpec) -> Witness:
     shown = values[element] if element is not None else _MISSING
     if owners is not None and element is not None:
         element = owners[element]
-    return _tuple(Witness, (spec, shown, outcome, element, outcomes))
+    return _witness(spec, shown, outcome, element, outcomes)
 
 
 def _forms(values: list[Any]) -> tuple[list[Any], list[int]]:
@@ -231,8 +206,8 @@ def _check_walk(value: Any, spec: CondSpec) -> Witness:
     outcomes = tuple(check(v) for v in values)
     element, outcome = _pick(outcomes, spec.every)
     if element is None:
-        return _tuple(Witness, (spec, _MISSING, outcome, None, outcomes))
-    return _tuple(Witness, (spec, values[element], outcome, where[element], outcomes))
+        return _witness(spec, _MISSING, outcome, None, outcomes)
+    return _witness(spec, values[element], outcome, where[element], outcomes)
 
 
 def _check(request: Mapping[str, Any], spec: CondSpec) -> Witness:
@@ -241,7 +216,7 @@ def _check(request: Mapping[str, Any], spec: CondSpec) -> Witness:
     if spec.rest or spec.each is not None:
         return _check_steps(value, spec)
     outcome = UNKNOWN if value is _MISSING else spec.cond.check(value)
-    return _tuple(Witness, (spec, value, outcome, None, None))
+    return _witness(spec, value, outcome, None, None)
 
 
 def _eval_branch(
@@ -252,9 +227,9 @@ def _eval_branch(
     for spec in conds:
         seen = _check(request, spec)
         outcome = seen.outcome
-        if outcome == FALSE:
+        if outcome is FALSE:
             return FALSE, seen
-        if outcome == UNKNOWN:
+        if outcome is UNKNOWN:
             if unknown is None:
                 unknown = seen
         else:
@@ -274,7 +249,7 @@ def _eval_rule(request: Mapping[str, Any], tool: str, rule: ToolRule) -> tuple[T
         known = branch.tool
         witness = None
         if known is not None:
-            witness = _tuple(Witness, (known.spec, tool, known.outcome, None, None))
+            witness = _witness(known.spec, tool, TRUE, None, None)
         state, witness = _eval_branch(request, branch.conds, witness)
         if state is TRUE:
             return TRUE, witness
@@ -288,16 +263,8 @@ def _eval_rule(request: Mapping[str, Any], tool: str, rule: ToolRule) -> tuple[T
     return FALSE, false
 
 
-class Hit(NamedTuple):
-    """A rule that may decide: its position in the plan, its state and why."""
-
-    position: int
-    state: Tri
-    witness: Witness | None
-
-
 def _grouped_hits(request: Mapping[str, Any], plan: Plan) -> list[Hit]:
-    """Rules decided by lookups: true ones with their alternative; unknown for a non-string."""
+    """Rules decided by lookups: the true ones; unknown ones for a non-string."""
     hits: list[Hit] = []
     for group in plan.groups:
         value = _lookup(request, group.parts)
@@ -305,12 +272,13 @@ def _grouped_hits(request: Mapping[str, Any], plan: Plan) -> list[Hit]:
             value = group.parse(value)
         specs = group.specs
         if type(value) is str:
-            for position, alternative in group.match(value).items():
-                witness = _tuple(Witness, (specs[position], value, alternative, None, None))
-                hits.append(_tuple(Hit, (position, TRUE, witness)))
+            hits.extend(
+                _hit(p, TRUE, _witness(specs[p], value, TRUE, None, None))
+                for p in group.match(value)
+            )
         else:  # a string test on a non-string (or missing) value is unknown
             hits.extend(
-                _tuple(Hit, (p, UNKNOWN, _tuple(Witness, (specs[p], value, UNKNOWN, None, None))))
+                _hit(p, UNKNOWN, _witness(specs[p], value, UNKNOWN, None, None))
                 for p in group.positions
             )
     return hits
@@ -342,18 +310,16 @@ def _generic_hits(
         if spec is not None:  # one condition: _eval_rule's result, without its loops
             value = _lookup(request, spec.parts)
             outcome = UNKNOWN if value is _MISSING else spec.cond.check(value)
-            if outcome == FALSE:
+            if outcome is FALSE:
                 trail[position] = plan.false_steps[spec]
             else:
-                state = UNKNOWN if outcome == UNKNOWN else TRUE
-                seen = _tuple(Witness, (spec, value, outcome, None, None))
-                hits.append(_tuple(Hit, (position, state, seen)))
+                hits.append(_hit(position, outcome, _witness(spec, value, outcome, None, None)))
             continue
         state, witness = _eval_rule(request, tool, rule)
         if state is FALSE and witness is not None and _fixed_false(witness):
             trail[position] = plan.false_steps[witness.spec]
         else:  # a false ``[*]`` condition is shown element by element, so it is built
-            hits.append(_tuple(Hit, (position, state, witness)))
+            hits.append(_hit(position, state, witness))
 
 
 def _walk_hit(request: Mapping[str, Any], position: int, rule: ToolRule) -> Hit | None:
@@ -369,10 +335,9 @@ def _walk_hit(request: Mapping[str, Any], position: int, rule: ToolRule) -> Hit 
             check = spec.cond.check
             outcomes = tuple(check(v) for v in values)
             element, outcome = _pick(outcomes, every=False)
-            if outcome != FALSE and element is not None:
-                state = TRUE if outcome >= TRUE else UNKNOWN
-                seen = (spec, values[element], outcome, where[element], outcomes)
-                return _tuple(Hit, (position, state, _tuple(Witness, seen)))
+            if outcome is not FALSE and element is not None:
+                seen = _witness(spec, values[element], outcome, where[element], outcomes)
+                return _hit(position, outcome, seen)
     return None
 
 
@@ -749,8 +714,8 @@ class DecisionPoint:
         if spec.rest or spec.each is not None:
             witness = _check_steps(value, spec)
         else:
-            witness = _tuple(Witness, (spec, value, spec.cond.check(value), None, None))
-        refused = witness.outcome != FALSE
+            witness = _witness(spec, value, spec.cond.check(value), None, None)
+        refused = witness.outcome is not FALSE
         steps.append(self._step(item.id, "deny", refused, refused, witness))
         if refused:
             raise _Refusal(item.id, item.message)
@@ -811,17 +776,17 @@ class DecisionPoint:
             rule = best.rule
             if rule.severity is _SEV_APPROVAL:
                 message = rule.message or MESSAGES["approval"]
-                return _tuple(Verdict, (_DENY, _APPROVAL_REQUIRED, rule.id, message))
+                return _verdict(_DENY, _APPROVAL_REQUIRED, rule.id, message)
             action = _BLOCK if rule.severity is _SEV_BLOCK else _DENY
             message = rule.message or MESSAGES["rule"]
-            return _tuple(Verdict, (action, _POLICY_DENIED, rule.id, message))
+            return _verdict(action, _POLICY_DENIED, rule.id, message)
         if best is None and self._compiled.default is not _ALLOW:
-            return _tuple(Verdict, (_DENY, _POLICY_DENIED, "@default", MESSAGES["@default"]))
+            return _verdict(_DENY, _POLICY_DENIED, "@default", MESSAGES["@default"])
         if audit is not None:
-            return _tuple(Verdict, (_AUDIT, None, audit.rule.id, audit.rule.message))
+            return _verdict(_AUDIT, None, audit.rule.id, audit.rule.message)
         if best is not None:
-            return _tuple(Verdict, (_ALLOW, None, best.rule.id, best.rule.message))
-        return _tuple(Verdict, (_ALLOW, None, "@default", None))
+            return _verdict(_ALLOW, None, best.rule.id, best.rule.message)
+        return _verdict(_ALLOW, None, "@default", None)
 
     # -- trail values -------------------------------------------------------------------------
 
@@ -846,7 +811,7 @@ class DecisionPoint:
             if step is None:
                 text = value if spec.reveal else self._value_token(spec.field_class, value)
                 cond = spec.cond
-                test = cond.tests[outcome] if outcome >= TRUE else cond.test_false
+                test = cond.describe(outcome, value)
                 step = make_step(
                     rule,
                     effect,
@@ -856,7 +821,7 @@ class DecisionPoint:
                     field_class=spec.field_class,
                     value=text,
                     test=test,
-                    missing=outcome == UNKNOWN,
+                    missing=outcome is UNKNOWN,
                 )
                 cache.put(key, step)
             return step
@@ -873,8 +838,8 @@ class DecisionPoint:
                 field=spec.path,
                 field_class=spec.field_class,
                 value=shown,
-                test=spec.cond.describe(outcome),
-                missing=missing or outcome == UNKNOWN,
+                test=spec.cond.describe(outcome, value),
+                missing=missing or outcome is UNKNOWN,
             )
             self._remember(key, step)
         return step
@@ -895,8 +860,8 @@ class DecisionPoint:
             field=_element_field(spec.path, index),
             field_class=spec.field_class,
             value=shown,
-            test=spec.cond.describe(outcome),
-            missing=missing or outcome == UNKNOWN,
+            test=spec.cond.describe(outcome, value),
+            missing=missing or outcome is UNKNOWN,
             detail=_walk_detail(witness.outcomes or (), every=spec.every)
             if spec.walk
             else _elements_detail(witness.outcomes or (), every=spec.every),
@@ -972,26 +937,23 @@ class DecisionPoint:
         )
 
 
-def _elements_detail(outcomes: tuple[int, ...], *, every: bool) -> str:
+def _elements_detail(outcomes: tuple[Tri, ...], *, every: bool) -> str:
     """``[*]`` outcomes element by element: ``every element: [0] true, [1] false``."""
     mode = "every element" if every else "any element"
     if not outcomes:
         return f"{mode}: the list is empty"
-    words: dict[int, str] = {FALSE: "false", UNKNOWN: "unknown"}
-    shown = [f"[{i}] {words.get(o, 'true')}" for i, o in enumerate(outcomes[:_SHOWN_ELEMENTS])]
+    shown = [f"[{i}] {o.value}" for i, o in enumerate(outcomes[:_SHOWN_ELEMENTS])]
     more = len(outcomes) - _SHOWN_ELEMENTS
     tail = f", and {more} more" if more > 0 else ""
     return f"{mode}: {', '.join(shown)}{tail}"
 
 
-def _walk_detail(outcomes: tuple[int, ...], *, every: bool) -> str:
+def _walk_detail(outcomes: tuple[Tri, ...], *, every: bool) -> str:
     """``**`` outcomes, counted: ``any string: 3 strings, 1 true``."""
     mode = "every string" if every else "any string"
     if not outcomes:
         return f"{mode}: no string below the field"
-    true = sum(1 for o in outcomes if o >= TRUE)
-    false = sum(1 for o in outcomes if o == FALSE)
-    unknown = len(outcomes) - true - false
+    true, false, unknown = (outcomes.count(o) for o in (TRUE, FALSE, UNKNOWN))
     counts = f"{len(outcomes)} strings, {true} true, {false} false"
     return f"{mode}: {counts}" + (f", {unknown} unknown" if unknown else "")
 

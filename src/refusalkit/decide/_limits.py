@@ -25,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from refusalkit.decide._logic import Tri
+
 if TYPE_CHECKING:
     from refusalkit.decide._compile import CondSpec
 
@@ -45,7 +47,7 @@ class CompiledLimit:
 
     def covers(self, tool: str) -> bool:
         """Whether calls of ``tool`` count against this limit."""
-        return self.tools is None or self.tools.cond.check(tool) >= 0
+        return self.tools is None or self.tools.cond.check(tool) is Tri.TRUE
 
     def test(self) -> str:
         """The why-trail text of the limit."""

@@ -29,7 +29,7 @@ from typing import Any
 
 from refusalkit._internal.source import KeyPath, Lines, format_path, read_pack_source
 from refusalkit.decide._compile import UNCLASSIFIED
-from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN, compile_condition
+from refusalkit.decide._conditions import TRUE, compile_condition
 from refusalkit.decide._glob import compile_glob
 from refusalkit.decide._logic import Severity
 from refusalkit.decide._pack import Pack
@@ -303,7 +303,7 @@ def _free_flag(cond: Any, sets: NamedSets, where: KeyPath) -> str | None:
         check = compile_condition(raw).check
     except ValueError:
         return None
-    return next((flag for flag in _PROBE_FLAGS if check(flag) >= TRUE), None)
+    return next((flag for flag in _PROBE_FLAGS if check(flag) is TRUE), None)
 
 
 def _needed_type(cond: Any) -> str | None:
@@ -351,7 +351,7 @@ def _covers(wide: Mapping[str, Any], narrow: Mapping[str, Any]) -> bool:
         if not names:
             return False
         check = compile_condition(cond).check
-        if any(check(name) in (FALSE, UNKNOWN) for name in names):
+        if any(check(name) is not TRUE for name in names):
             return False
     return True
 

@@ -8,22 +8,28 @@ unknown ``allow`` or ``audit`` rule does not.
 
 from __future__ import annotations
 
-from enum import IntEnum
+from enum import Enum, IntEnum
 
 __all__ = ["Severity", "Tri"]
 
 
-class Tri(IntEnum):
-    """True, false or unknown.
+class Tri(Enum):
+    """True, false or unknown: the outcome of a condition, a branch or a rule.
 
-    ``Condition.check`` returns ``FALSE``, ``UNKNOWN``, or, when the condition holds, the index
-    of the alternative that held (``TRUE`` is 0, the first): so ``outcome >= Tri.TRUE`` reads
-    "true", and the trail can name the glob or regex that matched.
+    Members are singletons, compared with ``is`` only (``outcome is Tri.TRUE``), never ordered
+    and never used as numbers: which alternative of a condition held is asked separately, when a
+    trail names it (``Condition.which``, ``decide/_conditions.py``). The values are the words
+    a trail's detail uses for an element's outcome (``[0] true, [1] unknown``).
     """
 
-    TRUE = 0
-    FALSE = -1
-    UNKNOWN = -2
+    TRUE = "true"
+    FALSE = "false"
+    UNKNOWN = "unknown"
+
+    # Identity hash (C) instead of ``Enum.__hash__`` (Python, hashes the name): an outcome is
+    # part of the engine's step-cache keys, hashed on every decision. Consistent with equality,
+    # which for enum members is identity.
+    __hash__ = object.__hash__
 
 
 class Severity(IntEnum):

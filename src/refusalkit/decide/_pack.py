@@ -122,7 +122,7 @@ class Pack:
         return tuple(
             item.id
             for item in self.compiled.result_filters
-            if item.spec.cond.check(text) != Tri.FALSE
+            if item.spec.cond.check(text) is not Tri.FALSE
         )
 
 
