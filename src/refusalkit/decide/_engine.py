@@ -88,7 +88,7 @@ _tuple = tuple.__new__
 _SHOWN_ELEMENTS = 16  # a list step's detail names at most this many elements' outcomes
 
 
-class Witness(NamedTuple):
+class Observation(NamedTuple):
     """Why a rule came out as it did: the condition, the value it saw, and check()'s outcome.
 
     For a ``[*]`` path, ``value`` is the element that decided, ``element`` its index and
@@ -103,7 +103,7 @@ class Witness(NamedTuple):
     outcomes: tuple[int, ...] | None = None
 
 
-class Verdict(NamedTuple):
+class Ruling(NamedTuple):
     """What the rules (or ``@default``) decided: the action, its code, the rule and message."""
 
     action: Action
@@ -155,17 +155,17 @@ def _pick(outcomes: tuple[int, ...], every: bool) -> tuple[int | None, int]:
     return (0 if outcomes else None), FALSE
 
 
-def _check_steps(value: Any, spec: CondSpec) -> Witness:
+def _check_steps(value: Any, spec: CondSpec) -> Observation:
     """A condition on a path with brackets: run its steps, fanning out over a ``[*]``."""
     value = run_steps(value, spec.rest)
     check = spec.cond.check
     if spec.each is None:
         outcome = UNKNOWN if value is _MISSING else check(value)
-        return _tuple(Witness, (spec, value, outcome, None, None))
+        return _tuple(Observation, (spec, value, outcome, None, None))
     if spec.walk:
         return _check_walk(value, spec)
     if type(value) is not list:
-        return _tuple(Witness, (spec, value, UNKNOWN, None, None))
+        return _tuple(Observation, (spec, value, UNKNOWN, None, None))
     after = spec.each
     values = [run_steps(item, after) if after else item for item in value]
     owners: list[int] | None = None
@@ -176,7 +176,7 @@ def _check_steps(value: Any, spec: CondSpec) -> Witness:
     shown = values[element] if element is not None else _MISSING
     if owners is not None and element is not None:
         element = owners[element]
-    return _tuple(Witness, (spec, shown, outcome, element, outcomes))
+    return _tuple(Observation, (spec, shown, outcome, element, outcomes))
 
 
 def _forms(values: list[Any]) -> tuple[list[Any], list[int]]:
@@ -220,7 +220,7 @@ def _walk_reset() -> None:
     _walks.memo = None
 
 
-def _check_walk(value: Any, spec: CondSpec) -> Witness:
+def _check_walk(value: Any, spec: CondSpec) -> Observation:
     """A ``**`` condition: every string below the field, combined as ``[*]`` combines elements.
 
     A string the class's kind cannot read is not a value of that kind (a text of many lines is
@@ -231,24 +231,24 @@ def _check_walk(value: Any, spec: CondSpec) -> Witness:
     outcomes = tuple(check(v) for v in values)
     element, outcome = _pick(outcomes, spec.every)
     if element is None:
-        return _tuple(Witness, (spec, _MISSING, outcome, None, outcomes))
-    return _tuple(Witness, (spec, values[element], outcome, where[element], outcomes))
+        return _tuple(Observation, (spec, _MISSING, outcome, None, outcomes))
+    return _tuple(Observation, (spec, values[element], outcome, where[element], outcomes))
 
 
-def _check(request: Mapping[str, Any], spec: CondSpec) -> Witness:
+def _check(request: Mapping[str, Any], spec: CondSpec) -> Observation:
     """Evaluate one condition on a request."""
     value = _lookup(request, spec.parts)
     if spec.rest or spec.each is not None:
         return _check_steps(value, spec)
     outcome = UNKNOWN if value is _MISSING else spec.cond.check(value)
-    return _tuple(Witness, (spec, value, outcome, None, None))
+    return _tuple(Observation, (spec, value, outcome, None, None))
 
 
 def _eval_branch(
-    request: Mapping[str, Any], conds: tuple[CondSpec, ...], witness: Witness | None
-) -> tuple[Tri, Witness | None]:
+    request: Mapping[str, Any], conds: tuple[CondSpec, ...], observation: Observation | None
+) -> tuple[Tri, Observation | None]:
     """All-of, three-valued: false if any is false, else unknown if any is unknown, else true."""
-    unknown: Witness | None = None
+    unknown: Observation | None = None
     for spec in conds:
         seen = _check(request, spec)
         outcome = seen.outcome
@@ -258,31 +258,33 @@ def _eval_branch(
             if unknown is None:
                 unknown = seen
         else:
-            witness = seen
+            observation = seen
     if unknown is not None:
         return UNKNOWN, unknown
-    return TRUE, witness
+    return TRUE, observation
 
 
-def _eval_rule(request: Mapping[str, Any], tool: str, rule: ToolRule) -> tuple[Tri, Witness | None]:
+def _eval_rule(
+    request: Mapping[str, Any], tool: str, rule: ToolRule
+) -> tuple[Tri, Observation | None]:
     """Any-of over the branches, three-valued: true if any is, else unknown if any is."""
     if rule.always:
         return TRUE, None
-    unknown: Witness | None = None
-    false: Witness | None = None
+    unknown: Observation | None = None
+    false: Observation | None = None
     for branch in rule.branches:
         known = branch.tool
-        witness = None
+        observation = None
         if known is not None:
-            witness = _tuple(Witness, (known.spec, tool, known.outcome, None, None))
-        state, witness = _eval_branch(request, branch.conds, witness)
+            observation = _tuple(Observation, (known.spec, tool, known.outcome, None, None))
+        state, observation = _eval_branch(request, branch.conds, observation)
         if state is TRUE:
-            return TRUE, witness
+            return TRUE, observation
         if state is UNKNOWN:
             if unknown is None:
-                unknown = witness
+                unknown = observation
         elif false is None:
-            false = witness
+            false = observation
     if unknown is not None:
         return UNKNOWN, unknown
     return FALSE, false
@@ -293,7 +295,7 @@ class Hit(NamedTuple):
 
     position: int
     state: Tri
-    witness: Witness | None
+    observation: Observation | None
 
 
 def _grouped_hits(request: Mapping[str, Any], plan: Plan) -> list[Hit]:
@@ -306,11 +308,13 @@ def _grouped_hits(request: Mapping[str, Any], plan: Plan) -> list[Hit]:
         specs = group.specs
         if type(value) is str:
             for position, alternative in group.match(value).items():
-                witness = _tuple(Witness, (specs[position], value, alternative, None, None))
-                hits.append(_tuple(Hit, (position, TRUE, witness)))
+                observation = _tuple(Observation, (specs[position], value, alternative, None, None))
+                hits.append(_tuple(Hit, (position, TRUE, observation)))
         else:  # a string test on a non-string (or missing) value is unknown
             hits.extend(
-                _tuple(Hit, (p, UNKNOWN, _tuple(Witness, (specs[p], value, UNKNOWN, None, None))))
+                _tuple(
+                    Hit, (p, UNKNOWN, _tuple(Observation, (specs[p], value, UNKNOWN, None, None)))
+                )
                 for p in group.positions
             )
     return hits
@@ -342,14 +346,14 @@ def _generic_hits(
                 trail[position] = plan.false_steps[spec]
             else:
                 state = UNKNOWN if outcome == UNKNOWN else TRUE
-                seen = _tuple(Witness, (spec, value, outcome, None, None))
+                seen = _tuple(Observation, (spec, value, outcome, None, None))
                 hits.append(_tuple(Hit, (position, state, seen)))
             continue
-        state, witness = _eval_rule(request, tool, rule)
-        if state is FALSE and witness is not None and _fixed_false(witness):
-            trail[position] = plan.false_steps[witness.spec]
+        state, observation = _eval_rule(request, tool, rule)
+        if state is FALSE and observation is not None and _fixed_false(observation):
+            trail[position] = plan.false_steps[observation.spec]
         else:  # a false ``[*]`` condition is shown element by element, so it is built
-            hits.append(_tuple(Hit, (position, state, witness)))
+            hits.append(_tuple(Hit, (position, state, observation)))
 
 
 def _walk_hit(request: Mapping[str, Any], position: int, rule: ToolRule) -> Hit | None:
@@ -368,7 +372,7 @@ def _walk_hit(request: Mapping[str, Any], position: int, rule: ToolRule) -> Hit 
             if outcome != FALSE and element is not None:
                 state = TRUE if outcome >= TRUE else UNKNOWN
                 seen = (spec, values[element], outcome, where[element], outcomes)
-                return _tuple(Hit, (position, state, _tuple(Witness, seen)))
+                return _tuple(Hit, (position, state, _tuple(Observation, seen)))
     return None
 
 
@@ -379,10 +383,10 @@ def _walks_in(compiled: Any) -> bool:
     return any(spec.walk for spec in specs)
 
 
-def _fixed_false(witness: Witness) -> bool:
+def _fixed_false(observation: Observation) -> bool:
     """Whether a false outcome has the rule's fixed step: a plain field, or a ``**`` under any
     (no string matched; which strings there were is not worth a step per request)."""
-    return witness.outcomes is None or (witness.spec.walk and not witness.spec.every)
+    return observation.outcomes is None or (observation.spec.walk and not observation.spec.every)
 
 
 def _request_parts(request: Any) -> tuple[str, Mapping[str, Any], Mapping[str, Any]]:
@@ -587,13 +591,13 @@ class DecisionPoint:
         tool: str,
         session: Any,
         steps: list[WhyStep],
-        verdict: tuple[Action, ReasonCode | None, str, str | None],
+        ruling: tuple[Action, ReasonCode | None, str, str | None],
     ) -> tuple[Action, ReasonCode | None, str, str | None]:
         """A call the rules allow, counted against the pack's limits; over one, it is refused
         ``rate-limited`` by the limit (docs/design/policy.md, Limits)."""
         over = limiter.take(tool, session)
         if over is None:
-            return verdict
+            return ruling
         steps[:] = [replace(s, decisive=False) if s.decisive else s for s in steps]
         retry = over.retry_after_s
         detail = "no retry in this session" if retry is None else f"retry in {retry:.1f} s"
@@ -743,17 +747,17 @@ class DecisionPoint:
             steps.append(step)
             return
         if spec.rest or spec.each is not None:
-            witness = _check_steps(value, spec)
+            observation = _check_steps(value, spec)
         else:
-            witness = _tuple(Witness, (spec, value, spec.cond.check(value), None, None))
-        refused = witness.outcome != FALSE
-        steps.append(self._step(item.id, "deny", refused, refused, witness))
+            observation = _tuple(Observation, (spec, value, spec.cond.check(value), None, None))
+        refused = observation.outcome != FALSE
+        steps.append(self._step(item.id, "deny", refused, refused, observation))
         if refused:
             raise _Refusal(item.id, item.message)
 
     # -- rules --------------------------------------------------------------------------------
 
-    def _rules(self, request: Mapping[str, Any], tool: str, steps: list[WhyStep]) -> Verdict:
+    def _rules(self, request: Mapping[str, Any], tool: str, steps: list[WhyStep]) -> Ruling:
         plan = self._compiled.rules.for_tool(tool)
         if not plan.rules:  # no rule can apply to this tool (an unknown tool, say)
             steps.append(self._default_steps[True])
@@ -767,13 +771,13 @@ class DecisionPoint:
             hits.sort()  # positions are distinct, so only they are compared
         best: ToolRule | None = None
         audit: ToolRule | None = None
-        unknown: Witness | None = None  # why ``best`` matched, when it matched as unknown
-        matched_hits: list[tuple[int, bool, Witness | None]] = []
-        for position, state, witness in hits:
+        unknown: Observation | None = None  # why ``best`` matched, when it matched as unknown
+        matched_hits: list[tuple[int, bool, Observation | None]] = []
+        for position, state, observation in hits:
             rule = rules[position]
             severity = rule.rule.severity
             matched = state is TRUE or (state is UNKNOWN and severity >= _SEV_APPROVAL)
-            matched_hits.append((position, matched, witness))
+            matched_hits.append((position, matched, observation))
             if not matched:
                 continue
             if severity is _SEV_AUDIT:
@@ -781,56 +785,56 @@ class DecisionPoint:
                     audit = rule
             elif best is None or severity > best.rule.severity:
                 best = rule
-                unknown = witness if state is UNKNOWN else None
+                unknown = observation if state is UNKNOWN else None
         outcome = self._outcome(best, audit)
         if unknown is not None and best is not None and outcome.rule == best.rule.id:
             outcome = outcome._replace(message=_unknown_message(best.rule.id, unknown))
         decisive = outcome.rule
-        for position, matched, witness in matched_hits:
+        for position, matched, observation in matched_hits:
             spec = rules[position].rule
             trail[position] = self._step(
-                spec.id, spec.effect, matched, spec.id == decisive, witness
+                spec.id, spec.effect, matched, spec.id == decisive, observation
             )
         steps.extend(cast("list[WhyStep]", trail))  # every position is filled by now
         if best is None:
             steps.append(self._default_steps[decisive == "@default"])
         return outcome
 
-    def _outcome(self, best: ToolRule | None, audit: ToolRule | None) -> Verdict:
-        """The verdict from the most severe matched rule (first in file order) and the first
+    def _outcome(self, best: ToolRule | None, audit: ToolRule | None) -> Ruling:
+        """The ruling from the most severe matched rule (first in file order) and the first
         matched audit rule: a refusal, else ``@default`` deny, else audit, else allow."""
         if best is not None and best.rule.severity >= _SEV_APPROVAL:
             rule = best.rule
             if rule.severity is _SEV_APPROVAL:
                 message = rule.message or MESSAGES["approval"]
-                return _tuple(Verdict, (_DENY, _APPROVAL_REQUIRED, rule.id, message))
+                return _tuple(Ruling, (_DENY, _APPROVAL_REQUIRED, rule.id, message))
             action = _BLOCK if rule.severity is _SEV_BLOCK else _DENY
             message = rule.message or MESSAGES["rule"]
-            return _tuple(Verdict, (action, _POLICY_DENIED, rule.id, message))
+            return _tuple(Ruling, (action, _POLICY_DENIED, rule.id, message))
         if best is None and self._compiled.default is not _ALLOW:
-            return _tuple(Verdict, (_DENY, _POLICY_DENIED, "@default", MESSAGES["@default"]))
+            return _tuple(Ruling, (_DENY, _POLICY_DENIED, "@default", MESSAGES["@default"]))
         if audit is not None:
-            return _tuple(Verdict, (_AUDIT, None, audit.rule.id, audit.rule.message))
+            return _tuple(Ruling, (_AUDIT, None, audit.rule.id, audit.rule.message))
         if best is not None:
-            return _tuple(Verdict, (_ALLOW, None, best.rule.id, best.rule.message))
-        return _tuple(Verdict, (_ALLOW, None, "@default", None))
+            return _tuple(Ruling, (_ALLOW, None, best.rule.id, best.rule.message))
+        return _tuple(Ruling, (_ALLOW, None, "@default", None))
 
     # -- trail values -------------------------------------------------------------------------
 
     def _step(
-        self, rule: str, effect: str, matched: bool, decisive: bool, witness: Witness | None
+        self, rule: str, effect: str, matched: bool, decisive: bool, observation: Observation | None
     ) -> WhyStep:
         """The step of a rule or filter; identical steps are built once and shared."""
-        if witness is None:
+        if observation is None:
             key: Any = (rule, matched, decisive)
             step = self._steps.get(key)
             if step is None:
                 step = make_step(rule, effect, matched=matched, decisive=decisive, test="always")
                 self._remember(key, step)
             return step
-        if witness.outcomes is not None:
-            return self._elements_step(rule, effect, matched, decisive, witness)
-        spec, value, outcome = witness.spec, witness.value, witness.outcome
+        if observation.outcomes is not None:
+            return self._elements_step(rule, effect, matched, decisive, observation)
+        spec, value, outcome = observation.spec, observation.value, observation.outcome
         if type(value) is str:  # keyed by the value itself: a repeat needs no HMAC at all
             key = (spec, outcome, matched, decisive, value)
             cache = self._steps
@@ -872,13 +876,13 @@ class DecisionPoint:
         return step
 
     def _elements_step(
-        self, rule: str, effect: str, matched: bool, decisive: bool, witness: Witness
+        self, rule: str, effect: str, matched: bool, decisive: bool, observation: Observation
     ) -> WhyStep:
         """The step of a ``[*]`` condition: the deciding element, and every element's outcome."""
-        spec, value, outcome = witness.spec, witness.value, witness.outcome
+        spec, value, outcome = observation.spec, observation.value, observation.outcome
         missing = value is _MISSING
         shown = self._shown(spec, value)
-        index = witness.element
+        index = observation.element
         return make_step(
             rule,
             effect,
@@ -889,9 +893,9 @@ class DecisionPoint:
             value=shown,
             test=spec.cond.describe(outcome),
             missing=missing or outcome == UNKNOWN,
-            detail=_walk_detail(witness.outcomes or (), every=spec.every)
+            detail=_walk_detail(observation.outcomes or (), every=spec.every)
             if spec.walk
-            else _elements_detail(witness.outcomes or (), every=spec.every),
+            else _elements_detail(observation.outcomes or (), every=spec.every),
         )
 
     def _shown(self, spec: CondSpec, value: Any) -> str | None:
@@ -996,18 +1000,18 @@ def _element_field(path: str, index: int | str | None) -> str:
     return index if type(index) is str else element_path(path, int(index))
 
 
-def _unknown_message(rule: str, witness: Witness) -> str:
+def _unknown_message(rule: str, observation: Observation) -> str:
     """The message of a refusal whose rule could not be evaluated and counted as matched (fail
     closed): it names the field, not the rule's own message, which speaks of what it tests."""
-    path = witness.spec.path
-    if witness.value is _MISSING:
+    path = observation.spec.path
+    if observation.value is _MISSING:
         return (
             f"The request has no `{path}`, which rule {rule} tests; a rule that cannot be "
             f"evaluated counts as matched (fail closed). Send `{path}`."
         )
     return (
-        f"`{path}` is a JSON {json_type(witness.value)} that rule {rule} cannot test "
-        f"({witness.spec.cond.test_false}); a rule that cannot be evaluated counts as matched "
+        f"`{path}` is a JSON {json_type(observation.value)} that rule {rule} cannot test "
+        f"({observation.spec.cond.test_false}); a rule that cannot be evaluated counts as matched "
         "(fail closed)."
     )
 

@@ -15,9 +15,9 @@ from typing import Any
 from refusalkit.enforce import Enforcer, ToolBlockedError, fail_closed
 from refusalkit.model import Action, Decision
 
-__all__ = ["Caller", "ToRequest", "ToolGuard", "json_args", "refused"]
+__all__ = ["CallerSource", "ToRequest", "ToolGuard", "json_args", "refused"]
 
-Caller = Callable[[], Mapping[str, Any]]
+CallerSource = Callable[[], Mapping[str, Any]]
 """The current run's ``{"agent", "session", "token"}`` (any may be absent)."""
 
 ToRequest = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
@@ -57,7 +57,10 @@ class ToolGuard:
     __slots__ = ("_caller", "_to_request", "enforcer")
 
     def __init__(
-        self, enforcer: Enforcer, caller: Caller | None = None, to_request: ToRequest | None = None
+        self,
+        enforcer: Enforcer,
+        caller: CallerSource | None = None,
+        to_request: ToRequest | None = None,
     ) -> None:
         self.enforcer = enforcer
         self._caller = caller

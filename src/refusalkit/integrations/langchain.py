@@ -18,7 +18,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
 from refusalkit.enforce import Enforcer
-from refusalkit.integrations._guard import Caller, ToolGuard, ToRequest, refused
+from refusalkit.integrations._guard import CallerSource, ToolGuard, ToRequest, refused
 from refusalkit.model import Decision, refusal_line
 
 __all__ = ["RefusalMiddleware"]
@@ -45,7 +45,7 @@ class RefusalMiddleware(AgentMiddleware):
         self,
         enforcer: Enforcer,
         *,
-        caller: Caller | None = None,
+        caller: CallerSource | None = None,
         to_request: ToRequest | None = None,
     ) -> None:
         super().__init__()

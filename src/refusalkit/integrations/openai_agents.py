@@ -15,7 +15,7 @@ from typing import Any
 from agents import ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolInputGuardrailData
 
 from refusalkit.enforce import Enforcer
-from refusalkit.integrations._guard import Caller, ToolGuard, ToRequest, json_args
+from refusalkit.integrations._guard import CallerSource, ToolGuard, ToRequest, json_args
 from refusalkit.model import Action, Decision, refusal_line
 
 __all__ = ["refusal_guardrail"]
@@ -35,7 +35,7 @@ def _verdict(decision: Decision) -> ToolGuardrailFunctionOutput:
 def refusal_guardrail(
     enforcer: Enforcer,
     *,
-    caller: Caller | None = None,
+    caller: CallerSource | None = None,
     to_request: ToRequest | None = None,
     name: str = "refusalkit",
 ) -> ToolInputGuardrail[Any]:

@@ -23,7 +23,7 @@ from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import ToolDefinition
 
 from refusalkit.enforce import Enforcer
-from refusalkit.integrations._guard import Caller, ToolGuard, ToRequest, refused
+from refusalkit.integrations._guard import CallerSource, ToolGuard, ToRequest, refused
 from refusalkit.model import refusal_line
 
 __all__ = ["RefusalCapability"]
@@ -35,7 +35,7 @@ class RefusalCapability(AbstractCapability[Any]):
 
     enforcer: Enforcer
     _: KW_ONLY
-    caller: Caller | None = None
+    caller: CallerSource | None = None
     to_request: ToRequest | None = None
     id: str | None = "refusalkit"
     guard: ToolGuard = field(init=False, repr=False)

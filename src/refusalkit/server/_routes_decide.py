@@ -34,7 +34,7 @@ from refusalkit.server._errors import ApiError, ErrorCode
 from refusalkit.server._models import BatchResponseModel, DecisionModel, ErrorModel
 from refusalkit.server._service import Service
 
-__all__ = ["DECIDE_PATHS", "Answer", "decide_call", "router"]
+__all__ = ["DECIDE_PATHS", "JsonAnswer", "decide_call", "router"]
 
 router = APIRouter(prefix="/v1", tags=["decide"])
 
@@ -53,7 +53,7 @@ async def decide_call(
     authorization: str | None,
     path: str,
     read_body: Callable[[], Awaitable[bytes]],
-) -> Answer:
+) -> JsonAnswer:
     """The decide path: check the caller's key for the ``decide`` scope, then read the body,
     decide, journal and answer.
 
@@ -181,7 +181,7 @@ async def decide(request: Request, _documented: Credentials) -> Response:
 
 
 @dataclass(frozen=True, slots=True)
-class Answer:
+class JsonAnswer:
     """A 200 JSON answer, sendable as a Starlette ``Response`` or as two raw ASGI messages."""
 
     body: bytes
@@ -205,7 +205,7 @@ class Answer:
         await send({"type": "http.response.body", "body": self.body})
 
 
-async def answer_decide(service: Service, body: bytes) -> Answer:
+async def answer_decide(service: Service, body: bytes) -> JsonAnswer:
     """Decide one request body, journal it, and make the answer."""
     started = time.perf_counter()
     decisions = [_decide_one(service, body)]
@@ -217,7 +217,7 @@ async def answer_decide(service: Service, body: bytes) -> Answer:
         (index,) = await _journal(service, entries)
     _account(service, decisions)
     service.metrics.latency.labels("decide").observe(time.perf_counter() - started)
-    return Answer(entries[0][0], index)
+    return JsonAnswer(entries[0][0], index)
 
 
 def _batch_items(service: Service, body: bytes) -> list[Any]:
@@ -263,14 +263,14 @@ async def decide_batch(request: Request, _documented: Credentials) -> Response:
     return (await _route_call(request)).response()
 
 
-async def _route_call(request: Request) -> Answer:
+async def _route_call(request: Request) -> JsonAnswer:
     """A FastAPI route's way into ``decide_call`` (``Credentials`` above only documents the key)."""
     service: Service = request.app.state.service
     authorization = request.headers.get("authorization")
     return await decide_call(service, authorization, request.url.path, request.body)
 
 
-async def answer_batch(service: Service, body: bytes) -> Answer:
+async def answer_batch(service: Service, body: bytes) -> JsonAnswer:
     """Decide a batch body, journal it in one append, and make the answer."""
     started = time.perf_counter()
     items = _batch_items(service, body)
@@ -284,7 +284,7 @@ async def answer_batch(service: Service, body: bytes) -> Answer:
         indices = await _journal(service, entries) if entries else []
     _account(service, decisions)
     service.metrics.latency.labels("batch").observe(time.perf_counter() - started)
-    return Answer(_batch_body([data for data, _ in entries], indices))
+    return JsonAnswer(_batch_body([data for data, _ in entries], indices))
 
 
 def _batch_body(decisions: list[bytes], indices: list[int]) -> bytes:
