@@ -63,7 +63,7 @@ PUBLIC: dict[str, list[str]] = {
         "ServiceError", "StoreError", "UsageError", "VerificationError",
     ],
     "refusalkit.examples": ["EXAMPLES_DIR", "example_path"],
-    "refusalkit.integrations": ["Caller", "ToRequest", "ToolGuard", "json_args"],
+    "refusalkit.integrations": ["CallerSource", "ToRequest", "ToolGuard", "json_args"],
     "refusalkit.integrations.langchain": ["RefusalMiddleware"],
     "refusalkit.integrations.openai_agents": [
         "RefusalApprovals", "refusal_guardrail", "refusal_guardrails",
@@ -88,7 +88,7 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "refusalkit.mcp_proxy": [
         "Bridge", "Caller", "Gate", "META_KEY", "PIN_MEMBERS", "Pin", "PinFile", "PinSet",
-        "ProxyApp", "REFUSAL_CODE", "ResultMode", "Verdict", "check_result", "open_gate",
+        "ProxyApp", "REFUSAL_CODE", "ResultMode", "GateOutcome", "check_result", "open_gate",
         "pending_path", "pin_problem", "refusal_error", "refusal_result", "serve_http",
         "serve_stdio", "tool_digest",
     ],
@@ -123,7 +123,7 @@ PUBLIC: dict[str, list[str]] = {
         "create_app", "parse_scopes", "serve",
     ],
     "refusalkit.witness": [
-        "AddCheckpoint", "Answer", "Cosignature", "CosignerKey", "ProofSource",
+        "AddCheckpoint", "HttpAnswer", "Cosignature", "CosignerKey", "ProofSource",
         "RequestFormatError", "Witness", "WitnessDir", "WitnessOutcome", "collect_cosignatures",
         "cosign", "make_server", "parse_cosignature", "submit", "verify_cosignatures",
         "witnessed_sizes",
@@ -279,6 +279,9 @@ DEPRECATED: dict[tuple[str, str], tuple[str, str]] = {
     ("refusalkit.server", "Authenticator"): ("refusalkit._internal.auth", "Authenticator"),
     ("refusalkit.server", "JournalAccess"): ("refusalkit.journal", "JournalAccess"),
     ("refusalkit.server", "error_response"): ("refusalkit._internal.apierrors", "error_response"),
+    ("refusalkit.mcp_proxy", "Verdict"): ("refusalkit.mcp_proxy", "GateOutcome"),
+    ("refusalkit.integrations", "Caller"): ("refusalkit.integrations", "CallerSource"),
+    ("refusalkit.witness", "Answer"): ("refusalkit.witness", "HttpAnswer"),
 }  # fmt: skip
 
 

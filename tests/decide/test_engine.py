@@ -147,7 +147,7 @@ def test_three_valued_and_within_a_rule(dp_for: PackFactory) -> None:
     rule = {"id": "r", "effect": "deny", "when": {"args.missing": "x", "args.path": "/nope"}}
     d = dp_for([rule], default="allow").decide(WRITE)
     assert d.action is Action.ALLOW
-    assert d.why_trail[0].field == "args.path"  # the false condition is the witness
+    assert d.why_trail[0].field == "args.path"  # the false condition is the observation
     assert not d.why_trail[0].matched
 
 

@@ -1,6 +1,6 @@
 """The engine's record builders (``decide/_fast.py``) are its records' own constructors, faster.
 
-A speed twin (CONTRIBUTING.md, Speed twins): ``witness``, ``hit`` and ``verdict`` build with
+A speed twin (CONTRIBUTING.md, Speed twins): ``observation``, ``hit`` and ``ruling`` build with
 ``tuple.__new__``, which skips the ``NamedTuple``'s generated ``__new__`` and so any check it
 would make. Each is pinned here to the class it builds: the same type, the same fields, equal
 records, for any fields. This file imports internals to pin that twin, and checks that positional
@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from refusalkit.decide import Pack
 from refusalkit.decide._compile import CondSpec
-from refusalkit.decide._evidence import Hit, Verdict, Witness
-from refusalkit.decide._fast import hit, verdict, witness
+from refusalkit.decide._evidence import Hit, Observation, Ruling
+from refusalkit.decide._fast import hit, observation, ruling
 from refusalkit.decide._logic import Tri
 from refusalkit.model import Action, ReasonCode
 
@@ -61,17 +61,17 @@ def test_witness_is_the_constructor(
     spec: CondSpec, value: Any, outcome: Tri, element: int | str | None, outcomes: Any
 ) -> None:
     _same(
-        witness(spec, value, outcome, element, outcomes),
-        Witness(spec, value, outcome, element, outcomes),
+        observation(spec, value, outcome, element, outcomes),
+        Observation(spec, value, outcome, element, outcomes),
     )
-    _same(witness(spec, value, outcome), Witness(spec, value, outcome))
+    _same(observation(spec, value, outcome), Observation(spec, value, outcome))
 
 
 @given(st.integers(0, 10_000), _tri, st.sampled_from(_specs()), _json, _tri)
 def test_hit_is_the_constructor(
     position: int, state: Tri, spec: CondSpec, value: Any, outcome: Tri
 ) -> None:
-    why = Witness(spec, value, outcome)
+    why = Observation(spec, value, outcome)
     _same(hit(position, state, why), Hit(position, state, why))
     _same(hit(position, state, None), Hit(position, state, None))
 
@@ -85,13 +85,13 @@ def test_hit_is_the_constructor(
 def test_verdict_is_the_constructor(
     action: Action, code: ReasonCode | None, rule: str, message: str | None
 ) -> None:
-    _same(verdict(action, code, rule, message), Verdict(action, code, rule, message))
+    _same(ruling(action, code, rule, message), Ruling(action, code, rule, message))
 
 
 def test_the_builders_take_exactly_the_fields() -> None:
     """A builder's parameters are its record's fields, in order: a field added to a record
     and not to its builder fails here, not as a shifted field in a trail."""
-    for builder, record in ((witness, Witness), (hit, Hit), (verdict, Verdict)):
+    for builder, record in ((observation, Observation), (hit, Hit), (ruling, Ruling)):
         names = builder.__code__.co_varnames[: builder.__code__.co_argcount]
         assert names == record._fields, builder.__name__
 

@@ -64,7 +64,7 @@ def test_failed_append_drops_the_cached_frontier(
 def test_sqlite_wal_stays_bounded_without_maintain(
     tmp_path: Path, keyring: Keyring, decision: Make
 ) -> None:
-    """Automatic checkpoints are off; ``append`` checkpoints by itself once twice the threshold
+    """Automatic WAL checkpoints are off; ``append`` runs one itself once twice the threshold
     was appended, so a caller that never calls ``maintain`` still has a bounded WAL."""
     path = tmp_path / "j.db"
     wal = Path(f"{path}-wal")
@@ -97,10 +97,10 @@ def test_sqlite_maintain_checkpoints_past_the_threshold(
         assert frames[1] == frames[2]  # every WAL frame was checkpointed
 
 
-def test_unbounded_wal_without_checkpoints(
+def test_unbounded_wal_without_wal_checkpoints(
     tmp_path: Path, keyring: Keyring, decision: Make
 ) -> None:
-    """The control: with checkpoints held off, the same appends do grow the WAL past the bound
+    """The control: with WAL checkpoints held off, the same appends do grow the WAL past the bound
     (so the bounded-WAL test above can fail)."""
     path = tmp_path / "j.db"
     with open_journal(path, keyring) as journal:

@@ -13,9 +13,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from refusalkit.errors import VerificationError
-from refusalkit.journal import Checkpoint, NoteVerifier, open_checkpoint, open_note
-from refusalkit.journal._checkpoint import parse_checkpoint_body, sign_checkpoint
-from refusalkit.journal._note import key_id, parse_note, sign_note
+from refusalkit.journal import (
+    Checkpoint,
+    NoteVerifier,
+    open_checkpoint,
+    open_note,
+    parse_checkpoint_body,
+    parse_note,
+)
+from refusalkit.journal._checkpoint import sign_checkpoint
+from refusalkit.journal._note import key_id, sign_note
 
 VECTORS: dict[str, Any] = json.loads(
     (Path(__file__).resolve().parents[1] / "vectors/c2sp/notes.json").read_text(encoding="utf-8")

@@ -14,13 +14,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from refusalkit.journal._records import (
-    FIELDS,
-    _slow_fields,
-    decision_fields,
-    entry_fields,
-    index_fields,
-)
+from refusalkit.journal import decision_fields
+from refusalkit.journal._records import FIELDS, _slow_fields, entry_fields, index_fields
 from refusalkit.model import Decision, canonical_json
 from support.decisions import decisions
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from refusalkit.errors import ProofError, VerificationError
-from refusalkit.journal import leaf_hash
+from refusalkit.journal import leaf_hash, verify_consistency, verify_inclusion
 from refusalkit.journal._store import pick_nodes, plan_nodes
 from refusalkit.journal._tree import (
     EMPTY_ROOT,
@@ -20,8 +20,6 @@ from refusalkit.journal._tree import (
     inclusion_ranges,
     node_hash,
     root_of_leaves,
-    verify_consistency,
-    verify_inclusion,
 )
 
 

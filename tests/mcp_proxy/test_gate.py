@@ -11,16 +11,16 @@ import pytest
 
 from refusalkit.decide import DecisionPoint, load_pack
 from refusalkit.keyring import Keyring
-from refusalkit.mcp_proxy import Caller, Gate, Verdict, open_gate
+from refusalkit.mcp_proxy import Caller, Gate, GateOutcome, open_gate
 from support.mcp_helpers import PACK
 
 CALLER = Caller(agent="tester", session="s-1", token="a.b.c")
 
 
-def _decide(journal: Path, keyring: Keyring, *calls: tuple[object, object]) -> list[Verdict]:
+def _decide(journal: Path, keyring: Keyring, *calls: tuple[object, object]) -> list[GateOutcome]:
     point = DecisionPoint(load_pack(PACK), keyring)
 
-    async def main() -> list[Verdict]:
+    async def main() -> list[GateOutcome]:
         async with open_gate(point, str(journal), keyring, server_name="py", timeout_s=0.5) as g:
             return [await g.decide(tool, args, CALLER) for tool, args in calls]
 
@@ -62,11 +62,11 @@ Call = tuple[str, object]
 
 def _locked_while(
     journal: Path, keyring: Keyring, locked: list[Call], after: tuple[Call, ...] = ()
-) -> list[Verdict]:
+) -> list[GateOutcome]:
     """Decide ``locked`` while another connection holds the store's write lock, then ``after``."""
     point = DecisionPoint(load_pack(PACK), keyring)
 
-    async def main() -> list[Verdict]:
+    async def main() -> list[GateOutcome]:
         async with open_gate(point, str(journal), keyring, server_name="py", timeout_s=0.5) as g:
             holder = sqlite3.connect(journal, isolation_level=None)
             holder.execute("BEGIN EXCLUSIVE")
@@ -107,7 +107,7 @@ def test_shadow_report_lines_cannot_be_forged_by_a_tool_name(
     point = DecisionPoint(load_pack(PACK), keyring)
     forged = "read_file\nrefusalkit shadow: all clear\x1b[2J"
 
-    async def main() -> Verdict:
+    async def main() -> GateOutcome:
         async with open_gate(
             point, str(tmp_path / "j.db"), keyring, server_name="py", shadow=True, report=report
         ) as gate:
@@ -134,7 +134,7 @@ def test_a_result_whose_record_cannot_be_journaled_is_withheld(
     journal = tmp_path / "j.db"
     point = DecisionPoint(load_pack(HOSTILE_PACK), keyring)
 
-    async def main() -> tuple[object, Verdict | None]:
+    async def main() -> tuple[object, GateOutcome | None]:
         async with open_gate(point, str(journal), keyring, server_name="hx", timeout_s=0.5) as g:
             call = await g.decide("leak", {}, HX)
             holder = sqlite3.connect(journal, isolation_level=None)
@@ -158,7 +158,7 @@ def test_taint_reaches_the_next_request_of_the_session_only(
     point = DecisionPoint(load_pack(HOSTILE_PACK), keyring)
     other = Caller(agent="tester", session="s-other")
 
-    async def main() -> list[Verdict]:
+    async def main() -> list[GateOutcome]:
         async with open_gate(point, str(tmp_path / "j.db"), keyring, server_name="hx") as g:
             call = await g.decide("poison", {}, HX)
             await g.check("tools/call", "poison", call, POISON, HX)

@@ -21,7 +21,7 @@ from refusalkit.provenance import (
     judge_names,
 )
 from refusalkit.provenance._keyword import KeywordConfig
-from refusalkit.provenance._signals import scan
+from refusalkit.provenance._signals import signals_of
 
 # Refusals in the styles of several model families (written for this test, not taken from data).
 REFUSALS = [
@@ -198,7 +198,7 @@ EVERY_GROUP = KeywordJudge(KeywordConfig(probabilities={"opening": 0.9}))
 
 @pytest.mark.parametrize(("family", "text"), FAMILY_CASES)
 def test_keyword_vocabulary_catches_each_speech_act(family: str, text: str) -> None:
-    signals = scan(text)
+    signals = signals_of(text)
     assert family in signals.first, (family, text, dict(signals.first))
     assert signals.first[family] < 400
     verdict = EVERY_GROUP.judge(text)
@@ -236,7 +236,7 @@ BARE_DISCLAIMERS = [
 
 @pytest.mark.parametrize("text", BARE_DISCLAIMERS)
 def test_a_bare_opinion_disclaimer_is_a_full_refusal(text: str) -> None:
-    signals = scan(text)
+    signals = signals_of(text)
     assert 0 <= signals.opinion_tail <= 40, (text, signals.opinion_tail)
     verdict = EVERY_GROUP.judge(text)
     assert verdict.detail == "full-refusal:opinion-disclaimer"
@@ -258,7 +258,7 @@ CAVEAT_DEFLECTIONS = [
 
 @pytest.mark.parametrize("text", CAVEAT_DEFLECTIONS)
 def test_a_caveat_with_a_deflection_is_a_partial_refusal(text: str) -> None:
-    signals = scan(text)
+    signals = signals_of(text)
     assert signals.referral
     assert signals.caveat or signals.opinion_tail >= 0
     verdict = EVERY_GROUP.judge(text)
@@ -268,7 +268,7 @@ def test_a_caveat_with_a_deflection_is_a_partial_refusal(text: str) -> None:
 
 def test_a_referral_inside_an_answer_is_not_a_refusal() -> None:
     text = "Ibuprofen and paracetamol can be alternated. If the fever lasts, consult a doctor."
-    assert scan(text).referral
+    assert signals_of(text).referral
     assert EVERY_GROUP.judge(text).refused is Refused.NO
 
 

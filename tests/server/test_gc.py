@@ -11,8 +11,7 @@ from pathlib import Path
 
 from refusalkit.examples import example_path
 from refusalkit.keyring import Keyring
-from refusalkit.server import create_app
-from refusalkit.server._config import ServiceConfig
+from refusalkit.server import ServiceConfig, create_app
 from refusalkit.server._gc import GC_THRESHOLDS
 
 _PROBE = """

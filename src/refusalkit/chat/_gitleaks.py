@@ -33,7 +33,7 @@ import re2
 from refusalkit.chat._cues import matches, search_set
 from refusalkit.chat._pinned import read_pinned
 
-__all__ = ["RULES_PATH", "RULES_SHA256", "Leak", "RuleSet", "load_rules", "shannon_entropy"]
+__all__ = ["RULES_PATH", "RULES_SHA256", "GitleaksRules", "Leak", "load_rules", "shannon_entropy"]
 
 RULES_PATH = Path(__file__).resolve().parent / "rules" / "gitleaks.toml"
 RULES_SHA256 = "e163e53b9e7e8a8511e77271e2b323ed057759542a6d988258afe3a1fa329caf"
@@ -133,7 +133,7 @@ class Rule:
         return not self.id.startswith("generic") or any(c.isdigit() for c in secret)
 
 
-class RuleSet:
+class GitleaksRules:
     """The compiled rules and their keyword prefilter (one RE2 set pass per text)."""
 
     def __init__(self, rules: Sequence[Rule], allowlist: Allowlist) -> None:
@@ -206,9 +206,9 @@ def _rule(table: Mapping[str, Any]) -> Rule | None:
 
 
 @functools.cache
-def load_rules(path: Path | None = None) -> RuleSet:
+def load_rules(path: Path | None = None) -> GitleaksRules:
     """Load, verify (pinned SHA-256) and compile the rule file; a changed file is fatal."""
     raw = read_pinned(path or RULES_PATH, RULES_SHA256, "the secret rules")
     data = tomllib.loads(raw.decode("utf-8"))
     rules = [r for r in map(_rule, data["rules"]) if r is not None]
-    return RuleSet(rules, Allowlist.from_toml(data.get("allowlist", {})))
+    return GitleaksRules(rules, Allowlist.from_toml(data.get("allowlist", {})))

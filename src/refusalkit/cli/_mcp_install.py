@@ -30,10 +30,10 @@ from refusalkit.cli._common import KeyringOption, err_console, keyring_file, out
 from refusalkit.cli._mcp import mcp_app
 from refusalkit.errors import UsageError
 
-__all__ = ["Client", "config_path", "merged_config", "wrap_entry"]
+__all__ = ["McpClient", "config_path", "merged_config", "wrap_entry"]
 
 
-class Client(enum.StrEnum):
+class McpClient(enum.StrEnum):
     """The MCP clients whose config ``mcp install`` writes."""
 
     CLAUDE_DESKTOP = "claude-desktop"
@@ -41,11 +41,11 @@ class Client(enum.StrEnum):
     VSCODE = "vscode"
 
 
-def config_path(client: Client, home: Path, cwd: Path, platform: str = sys.platform) -> Path:
+def config_path(client: McpClient, home: Path, cwd: Path, platform: str = sys.platform) -> Path:
     """Where ``client`` reads its MCP servers from (VS Code: the workspace's file)."""
-    if client is Client.CURSOR:
+    if client is McpClient.CURSOR:
         return home / ".cursor" / "mcp.json"
-    if client is Client.VSCODE:
+    if client is McpClient.VSCODE:
         return cwd / ".vscode" / "mcp.json"
     if platform == "darwin":
         return home / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
@@ -55,17 +55,17 @@ def config_path(client: Client, home: Path, cwd: Path, platform: str = sys.platf
     return home / ".config" / "Claude" / "claude_desktop_config.json"
 
 
-def wrap_entry(client: Client, executable: str, args: Sequence[str]) -> dict[str, Any]:
+def wrap_entry(client: McpClient, executable: str, args: Sequence[str]) -> dict[str, Any]:
     """One server entry in ``client``'s format."""
     entry: dict[str, Any] = {"command": executable, "args": list(args)}
-    return {"type": "stdio", **entry} if client is Client.VSCODE else entry
+    return {"type": "stdio", **entry} if client is McpClient.VSCODE else entry
 
 
 def merged_config(
-    client: Client, existing: Mapping[str, Any], name: str, entry: Mapping[str, Any]
+    client: McpClient, existing: Mapping[str, Any], name: str, entry: Mapping[str, Any]
 ) -> dict[str, Any]:
     """``existing`` with the server ``name`` set to ``entry``; everything else kept."""
-    key = "servers" if client is Client.VSCODE else "mcpServers"
+    key = "servers" if client is McpClient.VSCODE else "mcpServers"
     servers = existing.get(key, {})
     if not isinstance(servers, dict):
         raise UsageError(f"the config's {key!r} is not an object", hint="Fix the file, or --print.")
@@ -128,7 +128,7 @@ def _read(path: Path) -> dict[str, Any]:
 )
 def install_command(
     *,
-    client: Annotated[Client, typer.Option("--client", help="The MCP client to configure.")],
+    client: Annotated[McpClient, typer.Option("--client", help="The MCP client to configure.")],
     name: Annotated[str, typer.Option("--name", help="The server's name in the config.")],
     policy: Annotated[Path, typer.Option("--policy", "-p", help="Policy pack (YAML or JSON).")],
     journal: Annotated[str, typer.Option("--journal", help="SQLite file or postgresql:// URL.")],

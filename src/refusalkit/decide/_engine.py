@@ -12,7 +12,7 @@ The hot path does no parsing and builds only what the Decision holds: steps whos
 fully determined (a stage that passed, a rule outcome on the same value) are built once and
 reused, so a repeated value costs no HMAC; rules on one field share the token of its value; and
 records are filled slot by slot (``_internal/records.py``, and ``_fast`` for the engine's own
-``Witness``, ``Hit`` and ``Verdict``). Every outcome is a ``Tri`` (``_logic``), compared with
+``Observation``, ``Hit`` and ``Ruling``). Every outcome is a ``Tri`` (``_logic``), compared with
 ``is``; a trail asks ``Condition.which`` for the alternative that held. All caches are bounded
 and hold only complete, immutable values, so threads may share a decision point.
 """
@@ -46,10 +46,10 @@ from refusalkit.decide._approval import ApprovalMaker
 from refusalkit.decide._attest import Attestor
 from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, Plan, ToolRule
 from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN, json_type
-from refusalkit.decide._evidence import Hit, Verdict, Witness
+from refusalkit.decide._evidence import Hit, Observation, Ruling
 from refusalkit.decide._fast import hit as _hit
-from refusalkit.decide._fast import verdict as _verdict
-from refusalkit.decide._fast import witness as _witness
+from refusalkit.decide._fast import observation as _observation
+from refusalkit.decide._fast import ruling as _ruling
 from refusalkit.decide._fields import MISSING, StepKind, element_path, run_steps, walk_strings
 from refusalkit.decide._limits import Limiter
 from refusalkit.decide._logic import Severity, Tri
@@ -130,17 +130,17 @@ def _pick(outcomes: tuple[Tri, ...], every: bool) -> tuple[int | None, Tri]:
     return (0 if outcomes else None), FALSE
 
 
-def _check_steps(value: Any, spec: CondSpec) -> Witness:
+def _check_steps(value: Any, spec: CondSpec) -> Observation:
     """A condition on a path with brackets: run its steps, fanning out over a ``[*]``."""
     value = run_steps(value, spec.rest)
     check = spec.cond.check
     if spec.each is None:
         outcome = UNKNOWN if value is _MISSING else check(value)
-        return _witness(spec, value, outcome, None, None)
+        return _observation(spec, value, outcome, None, None)
     if spec.walk:
         return _check_walk(value, spec)
     if type(value) is not list:
-        return _witness(spec, value, UNKNOWN, None, None)
+        return _observation(spec, value, UNKNOWN, None, None)
     after = spec.each
     values = [run_steps(item, after) if after else item for item in value]
     owners: list[int] | None = None
@@ -151,7 +151,7 @@ def _check_steps(value: Any, spec: CondSpec) -> Witness:
     shown = values[element] if element is not None else _MISSING
     if owners is not None and element is not None:
         element = owners[element]
-    return _witness(spec, shown, outcome, element, outcomes)
+    return _observation(spec, shown, outcome, element, outcomes)
 
 
 def _forms(values: list[Any]) -> tuple[list[Any], list[int]]:
@@ -195,7 +195,7 @@ def _walk_reset() -> None:
     _walks.memo = None
 
 
-def _check_walk(value: Any, spec: CondSpec) -> Witness:
+def _check_walk(value: Any, spec: CondSpec) -> Observation:
     """A ``**`` condition: every string below the field, combined as ``[*]`` combines elements.
 
     A string the class's kind cannot read is not a value of that kind (a text of many lines is
@@ -206,24 +206,24 @@ def _check_walk(value: Any, spec: CondSpec) -> Witness:
     outcomes = tuple(check(v) for v in values)
     element, outcome = _pick(outcomes, spec.every)
     if element is None:
-        return _witness(spec, _MISSING, outcome, None, outcomes)
-    return _witness(spec, values[element], outcome, where[element], outcomes)
+        return _observation(spec, _MISSING, outcome, None, outcomes)
+    return _observation(spec, values[element], outcome, where[element], outcomes)
 
 
-def _check(request: Mapping[str, Any], spec: CondSpec) -> Witness:
+def _check(request: Mapping[str, Any], spec: CondSpec) -> Observation:
     """Evaluate one condition on a request."""
     value = _lookup(request, spec.parts)
     if spec.rest or spec.each is not None:
         return _check_steps(value, spec)
     outcome = UNKNOWN if value is _MISSING else spec.cond.check(value)
-    return _witness(spec, value, outcome, None, None)
+    return _observation(spec, value, outcome, None, None)
 
 
 def _eval_branch(
-    request: Mapping[str, Any], conds: tuple[CondSpec, ...], witness: Witness | None
-) -> tuple[Tri, Witness | None]:
+    request: Mapping[str, Any], conds: tuple[CondSpec, ...], observation: Observation | None
+) -> tuple[Tri, Observation | None]:
     """All-of, three-valued: false if any is false, else unknown if any is unknown, else true."""
-    unknown: Witness | None = None
+    unknown: Observation | None = None
     for spec in conds:
         seen = _check(request, spec)
         outcome = seen.outcome
@@ -233,31 +233,33 @@ def _eval_branch(
             if unknown is None:
                 unknown = seen
         else:
-            witness = seen
+            observation = seen
     if unknown is not None:
         return UNKNOWN, unknown
-    return TRUE, witness
+    return TRUE, observation
 
 
-def _eval_rule(request: Mapping[str, Any], tool: str, rule: ToolRule) -> tuple[Tri, Witness | None]:
+def _eval_rule(
+    request: Mapping[str, Any], tool: str, rule: ToolRule
+) -> tuple[Tri, Observation | None]:
     """Any-of over the branches, three-valued: true if any is, else unknown if any is."""
     if rule.always:
         return TRUE, None
-    unknown: Witness | None = None
-    false: Witness | None = None
+    unknown: Observation | None = None
+    false: Observation | None = None
     for branch in rule.branches:
         known = branch.tool
-        witness = None
+        observation = None
         if known is not None:
-            witness = _witness(known.spec, tool, TRUE, None, None)
-        state, witness = _eval_branch(request, branch.conds, witness)
+            observation = _observation(known.spec, tool, TRUE, None, None)
+        state, observation = _eval_branch(request, branch.conds, observation)
         if state is TRUE:
-            return TRUE, witness
+            return TRUE, observation
         if state is UNKNOWN:
             if unknown is None:
-                unknown = witness
+                unknown = observation
         elif false is None:
-            false = witness
+            false = observation
     if unknown is not None:
         return UNKNOWN, unknown
     return FALSE, false
@@ -273,12 +275,12 @@ def _grouped_hits(request: Mapping[str, Any], plan: Plan) -> list[Hit]:
         specs = group.specs
         if type(value) is str:
             hits.extend(
-                _hit(p, TRUE, _witness(specs[p], value, TRUE, None, None))
+                _hit(p, TRUE, _observation(specs[p], value, TRUE, None, None))
                 for p in group.match(value)
             )
         else:  # a string test on a non-string (or missing) value is unknown
             hits.extend(
-                _hit(p, UNKNOWN, _witness(specs[p], value, UNKNOWN, None, None))
+                _hit(p, UNKNOWN, _observation(specs[p], value, UNKNOWN, None, None))
                 for p in group.positions
             )
     return hits
@@ -313,13 +315,13 @@ def _generic_hits(
             if outcome is FALSE:
                 trail[position] = plan.false_steps[spec]
             else:
-                hits.append(_hit(position, outcome, _witness(spec, value, outcome, None, None)))
+                hits.append(_hit(position, outcome, _observation(spec, value, outcome, None, None)))
             continue
-        state, witness = _eval_rule(request, tool, rule)
-        if state is FALSE and witness is not None and _fixed_false(witness):
-            trail[position] = plan.false_steps[witness.spec]
+        state, observation = _eval_rule(request, tool, rule)
+        if state is FALSE and observation is not None and _fixed_false(observation):
+            trail[position] = plan.false_steps[observation.spec]
         else:  # a false ``[*]`` condition is shown element by element, so it is built
-            hits.append(_hit(position, state, witness))
+            hits.append(_hit(position, state, observation))
 
 
 def _walk_hit(request: Mapping[str, Any], position: int, rule: ToolRule) -> Hit | None:
@@ -336,7 +338,7 @@ def _walk_hit(request: Mapping[str, Any], position: int, rule: ToolRule) -> Hit 
             outcomes = tuple(check(v) for v in values)
             element, outcome = _pick(outcomes, every=False)
             if outcome is not FALSE and element is not None:
-                seen = _witness(spec, values[element], outcome, where[element], outcomes)
+                seen = _observation(spec, values[element], outcome, where[element], outcomes)
                 return _hit(position, outcome, seen)
     return None
 
@@ -348,10 +350,10 @@ def _walks_in(compiled: Any) -> bool:
     return any(spec.walk for spec in specs)
 
 
-def _fixed_false(witness: Witness) -> bool:
+def _fixed_false(observation: Observation) -> bool:
     """Whether a false outcome has the rule's fixed step: a plain field, or a ``**`` under any
     (no string matched; which strings there were is not worth a step per request)."""
-    return witness.outcomes is None or (witness.spec.walk and not witness.spec.every)
+    return observation.outcomes is None or (observation.spec.walk and not observation.spec.every)
 
 
 def _request_parts(request: Any) -> tuple[str, Mapping[str, Any], Mapping[str, Any]]:
@@ -556,13 +558,13 @@ class DecisionPoint:
         tool: str,
         session: Any,
         steps: list[WhyStep],
-        verdict: tuple[Action, ReasonCode | None, str, str | None],
+        ruling: tuple[Action, ReasonCode | None, str, str | None],
     ) -> tuple[Action, ReasonCode | None, str, str | None]:
         """A call the rules allow, counted against the pack's limits; over one, it is refused
         ``rate-limited`` by the limit (docs/design/policy.md, Limits)."""
         over = limiter.take(tool, session)
         if over is None:
-            return verdict
+            return ruling
         steps[:] = [replace(s, decisive=False) if s.decisive else s for s in steps]
         retry = over.retry_after_s
         detail = "no retry in this session" if retry is None else f"retry in {retry:.1f} s"
@@ -712,17 +714,17 @@ class DecisionPoint:
             steps.append(step)
             return
         if spec.rest or spec.each is not None:
-            witness = _check_steps(value, spec)
+            observation = _check_steps(value, spec)
         else:
-            witness = _witness(spec, value, spec.cond.check(value), None, None)
-        refused = witness.outcome is not FALSE
-        steps.append(self._step(item.id, "deny", refused, refused, witness))
+            observation = _observation(spec, value, spec.cond.check(value), None, None)
+        refused = observation.outcome is not FALSE
+        steps.append(self._step(item.id, "deny", refused, refused, observation))
         if refused:
             raise _Refusal(item.id, item.message)
 
     # -- rules --------------------------------------------------------------------------------
 
-    def _rules(self, request: Mapping[str, Any], tool: str, steps: list[WhyStep]) -> Verdict:
+    def _rules(self, request: Mapping[str, Any], tool: str, steps: list[WhyStep]) -> Ruling:
         plan = self._compiled.rules.for_tool(tool)
         if not plan.rules:  # no rule can apply to this tool (an unknown tool, say)
             steps.append(self._default_steps[True])
@@ -740,13 +742,13 @@ class DecisionPoint:
             hits.sort()  # positions are distinct, so only they are compared
         best: ToolRule | None = None
         audit: ToolRule | None = None
-        unknown: Witness | None = None  # why ``best`` matched, when it matched as unknown
-        matched_hits: list[tuple[int, bool, Witness | None]] = []
-        for position, state, witness in hits:
+        unknown: Observation | None = None  # why ``best`` matched, when it matched as unknown
+        matched_hits: list[tuple[int, bool, Observation | None]] = []
+        for position, state, observation in hits:
             rule = rules[position]
             severity = rule.rule.severity
             matched = state is TRUE or (state is UNKNOWN and severity >= _SEV_APPROVAL)
-            matched_hits.append((position, matched, witness))
+            matched_hits.append((position, matched, observation))
             if not matched:
                 continue
             if severity is _SEV_AUDIT:
@@ -754,56 +756,56 @@ class DecisionPoint:
                     audit = rule
             elif best is None or severity > best.rule.severity:
                 best = rule
-                unknown = witness if state is UNKNOWN else None
+                unknown = observation if state is UNKNOWN else None
         outcome = self._outcome(best, audit)
         if unknown is not None and best is not None and outcome.rule == best.rule.id:
             outcome = outcome._replace(message=_unknown_message(best.rule.id, unknown))
         decisive = outcome.rule
-        for position, matched, witness in matched_hits:
+        for position, matched, observation in matched_hits:
             spec = rules[position].rule
             trail[position] = self._step(
-                spec.id, spec.effect, matched, spec.id == decisive, witness
+                spec.id, spec.effect, matched, spec.id == decisive, observation
             )
         steps.extend(cast("list[WhyStep]", trail))  # every position is filled by now
         if best is None:
             steps.append(self._default_steps[decisive == "@default"])
         return outcome
 
-    def _outcome(self, best: ToolRule | None, audit: ToolRule | None) -> Verdict:
-        """The verdict from the most severe matched rule (first in file order) and the first
+    def _outcome(self, best: ToolRule | None, audit: ToolRule | None) -> Ruling:
+        """The ruling from the most severe matched rule (first in file order) and the first
         matched audit rule: a refusal, else ``@default`` deny, else audit, else allow."""
         if best is not None and best.rule.severity >= _SEV_APPROVAL:
             rule = best.rule
             if rule.severity is _SEV_APPROVAL:
                 message = rule.message or MESSAGES["approval"]
-                return _verdict(_DENY, _APPROVAL_REQUIRED, rule.id, message)
+                return _ruling(_DENY, _APPROVAL_REQUIRED, rule.id, message)
             action = _BLOCK if rule.severity is _SEV_BLOCK else _DENY
             message = rule.message or MESSAGES["rule"]
-            return _verdict(action, _POLICY_DENIED, rule.id, message)
+            return _ruling(action, _POLICY_DENIED, rule.id, message)
         if best is None and self._compiled.default is not _ALLOW:
-            return _verdict(_DENY, _POLICY_DENIED, "@default", MESSAGES["@default"])
+            return _ruling(_DENY, _POLICY_DENIED, "@default", MESSAGES["@default"])
         if audit is not None:
-            return _verdict(_AUDIT, None, audit.rule.id, audit.rule.message)
+            return _ruling(_AUDIT, None, audit.rule.id, audit.rule.message)
         if best is not None:
-            return _verdict(_ALLOW, None, best.rule.id, best.rule.message)
-        return _verdict(_ALLOW, None, "@default", None)
+            return _ruling(_ALLOW, None, best.rule.id, best.rule.message)
+        return _ruling(_ALLOW, None, "@default", None)
 
     # -- trail values -------------------------------------------------------------------------
 
     def _step(
-        self, rule: str, effect: str, matched: bool, decisive: bool, witness: Witness | None
+        self, rule: str, effect: str, matched: bool, decisive: bool, observation: Observation | None
     ) -> WhyStep:
         """The step of a rule or filter; identical steps are built once and shared."""
-        if witness is None:
+        if observation is None:
             key: Any = (rule, matched, decisive)
             step = self._steps.get(key)
             if step is None:
                 step = make_step(rule, effect, matched=matched, decisive=decisive, test="always")
                 self._remember(key, step)
             return step
-        if witness.outcomes is not None:
-            return self._elements_step(rule, effect, matched, decisive, witness)
-        spec, value, outcome = witness.spec, witness.value, witness.outcome
+        if observation.outcomes is not None:
+            return self._elements_step(rule, effect, matched, decisive, observation)
+        spec, value, outcome = observation.spec, observation.value, observation.outcome
         if type(value) is str:  # keyed by the value itself: a repeat needs no HMAC at all
             key = (spec, outcome, matched, decisive, value)
             cache = self._steps
@@ -845,13 +847,13 @@ class DecisionPoint:
         return step
 
     def _elements_step(
-        self, rule: str, effect: str, matched: bool, decisive: bool, witness: Witness
+        self, rule: str, effect: str, matched: bool, decisive: bool, observation: Observation
     ) -> WhyStep:
         """The step of a ``[*]`` condition: the deciding element, and every element's outcome."""
-        spec, value, outcome = witness.spec, witness.value, witness.outcome
+        spec, value, outcome = observation.spec, observation.value, observation.outcome
         missing = value is _MISSING
         shown = self._shown(spec, value)
-        index = witness.element
+        index = observation.element
         return make_step(
             rule,
             effect,
@@ -862,9 +864,9 @@ class DecisionPoint:
             value=shown,
             test=spec.cond.describe(outcome, value),
             missing=missing or outcome is UNKNOWN,
-            detail=_walk_detail(witness.outcomes or (), every=spec.every)
+            detail=_walk_detail(observation.outcomes or (), every=spec.every)
             if spec.walk
-            else _elements_detail(witness.outcomes or (), every=spec.every),
+            else _elements_detail(observation.outcomes or (), every=spec.every),
         )
 
     def _shown(self, spec: CondSpec, value: Any) -> str | None:
@@ -966,18 +968,18 @@ def _element_field(path: str, index: int | str | None) -> str:
     return index if type(index) is str else element_path(path, int(index))
 
 
-def _unknown_message(rule: str, witness: Witness) -> str:
+def _unknown_message(rule: str, observation: Observation) -> str:
     """The message of a refusal whose rule could not be evaluated and counted as matched (fail
     closed): it names the field, not the rule's own message, which speaks of what it tests."""
-    path = witness.spec.path
-    if witness.value is _MISSING:
+    path = observation.spec.path
+    if observation.value is _MISSING:
         return (
             f"The request has no `{path}`, which rule {rule} tests; a rule that cannot be "
             f"evaluated counts as matched (fail closed). Send `{path}`."
         )
     return (
-        f"`{path}` is a JSON {json_type(witness.value)} that rule {rule} cannot test "
-        f"({witness.spec.cond.test_false}); a rule that cannot be evaluated counts as matched "
+        f"`{path}` is a JSON {json_type(observation.value)} that rule {rule} cannot test "
+        f"({observation.spec.cond.test_false}); a rule that cannot be evaluated counts as matched "
         "(fail closed)."
     )
 

@@ -1,7 +1,7 @@
 """The engine's working records: why a condition came out as it did, a rule that may decide,
 and what the rules decided (docs/design/policy.md, Rules; docs/design/decision.md, why-trail).
 
-None of them leaves the engine: a ``Witness`` becomes a ``WhyStep``, a ``Verdict`` the action,
+None of them leaves the engine: a ``Observation`` becomes a ``WhyStep``, a ``Ruling`` the action,
 reason code, rule and message of a ``Decision``. The hot path builds them with the speed twins
 in ``_fast``; these classes' own constructors are the reference.
 """
@@ -14,10 +14,10 @@ from refusalkit.decide._compile import CondSpec
 from refusalkit.decide._logic import Tri
 from refusalkit.model import Action, ReasonCode
 
-__all__ = ["Hit", "Verdict", "Witness"]
+__all__ = ["Hit", "Observation", "Ruling"]
 
 
-class Witness(NamedTuple):
+class Observation(NamedTuple):
     """Why a condition came out as it did: the condition, the value it saw, and the outcome.
 
     For a ``[*]`` path, ``value`` is the element that decided, ``element`` its index and
@@ -38,10 +38,10 @@ class Hit(NamedTuple):
 
     position: int
     state: Tri
-    witness: Witness | None
+    observation: Observation | None
 
 
-class Verdict(NamedTuple):
+class Ruling(NamedTuple):
     """What the rules (or ``@default``) decided: the action, its code, the rule and message."""
 
     action: Action

@@ -19,11 +19,11 @@ __all__ = ["warnings_as"]
 
 _LOCK = threading.RLock()
 
-Action = Literal["default", "error", "ignore", "always", "module", "once"]
+FilterAction = Literal["default", "error", "ignore", "always", "module", "once"]
 
 
 @contextmanager
-def warnings_as(action: Action) -> Iterator[None]:
+def warnings_as(action: FilterAction) -> Iterator[None]:
     """Inside the block every warning is handled by ``action``; one thread at a time."""
     with _LOCK, warnings.catch_warnings():
         warnings.simplefilter(action)

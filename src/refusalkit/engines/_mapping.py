@@ -43,7 +43,7 @@ _KEYS = frozenset({"principal", "action", "resource", "input", "classes", "revea
 _ROLES = ("principal", "action", "resource")
 
 
-def parse_path(text: str) -> Path_:
+def parse_mapping_path(text: str) -> Path_:
     """``"args.path"`` → ``("args", "path")``; ``"."`` → ``()`` (the whole request)."""
     return () if text == "." else tuple(text.split("."))
 
@@ -156,7 +156,7 @@ def _text(value: Any, lines: Lines, key: tuple[str | int, ...], what: str) -> st
 
 def _path(value: Any, lines: Lines, key: tuple[str | int, ...]) -> Path_:
     text = _text(value, lines, key, "a request path")
-    path = parse_path(text)
+    path = parse_mapping_path(text)
     if any(not part for part in path):
         raise lines.error(f"{text!r} is not a dotted request path (like args.path, or .)", key)
     return path

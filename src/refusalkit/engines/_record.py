@@ -20,7 +20,7 @@ from refusalkit._internal.failclosed import failed_decision, safe_digest
 from refusalkit._internal.records import Subjects, make_decision, make_step
 from refusalkit._internal.stamps import stamp
 from refusalkit._internal.texts import BIG_INTEGER, MESSAGES, REQUEST_TEST
-from refusalkit.engines._mapping import MISSING, EngineMapping, lookup, parse_path
+from refusalkit.engines._mapping import MISSING, EngineMapping, lookup, parse_mapping_path
 from refusalkit.errors import RequestError
 from refusalkit.keyring import Keyring
 from refusalkit.model import (
@@ -119,7 +119,7 @@ class Recorder:
         if known is None:
             revealed = path in self.mapping.reveal
             field_class = None if revealed else self.mapping.field_class(path)
-            known = self._paths.put(path, (parse_path(path), field_class, revealed))
+            known = self._paths.put(path, (parse_mapping_path(path), field_class, revealed))
         return known
 
     def step(  # noqa: PLR0917 (mirrors WhyStep)

@@ -13,6 +13,16 @@ runs; a ``block`` ends the run with ``refusalkit.enforce.ToolBlockedError`` carr
 decision.
 """
 
-from refusalkit.integrations._guard import Caller, ToolGuard, ToRequest, json_args
+from refusalkit._deprecated import moved as _moved
+from refusalkit.integrations._guard import CallerSource, ToolGuard, ToRequest, json_args
 
-__all__ = ["Caller", "ToRequest", "ToolGuard", "json_args"]
+__all__ = ["CallerSource", "ToRequest", "ToolGuard", "json_args"]
+
+# Renamed so that each public name has one meaning (docs/design/architecture.md, Names);
+# importable, with a DeprecationWarning, until 0.3 (CHANGELOG.md).
+__getattr__ = _moved(
+    __name__,
+    {
+        "Caller": ("refusalkit.integrations", "CallerSource"),
+    },
+)

@@ -31,9 +31,9 @@ from refusalkit.enforce import (
 )
 from refusalkit.model import Action, Decision
 
-__all__ = ["Caller", "ToRequest", "ToolGuard", "json_args", "refused"]
+__all__ = ["CallerSource", "ToRequest", "ToolGuard", "json_args", "refused"]
 
-Caller = Callable[[], Mapping[str, Any]]
+CallerSource = Callable[[], Mapping[str, Any]]
 """The current run's ``{"agent", "session", "token"}`` (any may be absent)."""
 
 ToRequest = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
@@ -75,7 +75,7 @@ class ToolGuard:
     def __init__(
         self,
         enforcer: Enforcer,
-        caller: Caller | None = None,
+        caller: CallerSource | None = None,
         to_request: ToRequest | None = None,
         *,
         results: ResultMode | str = ResultMode.REDACT,

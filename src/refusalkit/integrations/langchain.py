@@ -35,7 +35,7 @@ from langgraph.types import Command, interrupt
 from refusalkit.approvals import AnswerKind, ApprovalCheck
 from refusalkit.enforce import Enforcer, LocalEnforcer, ResultMode
 from refusalkit.errors import RefusalkitError
-from refusalkit.integrations._guard import Caller, ToolGuard, ToRequest, refused
+from refusalkit.integrations._guard import CallerSource, ToolGuard, ToRequest, refused
 from refusalkit.model import Decision, refusal_line
 
 __all__ = ["RefusalMiddleware"]
@@ -63,7 +63,7 @@ class RefusalMiddleware(AgentMiddleware):
         self,
         enforcer: Enforcer,
         *,
-        caller: Caller | None = None,
+        caller: CallerSource | None = None,
         to_request: ToRequest | None = None,
         results: ResultMode | str = ResultMode.REDACT,
         approvals: bool = False,

@@ -46,7 +46,7 @@ from agents import (
 from refusalkit.approvals import AnswerKind, ApprovalCheck
 from refusalkit.enforce import Enforcer, LocalEnforcer, ResultMode, fail_closed
 from refusalkit.errors import ApprovalError, UsageError
-from refusalkit.integrations._guard import Caller, ToolGuard, ToRequest, json_args
+from refusalkit.integrations._guard import CallerSource, ToolGuard, ToRequest, json_args
 from refusalkit.model import Action, Decision, refusal_line
 
 __all__ = ["RefusalApprovals", "refusal_guardrail", "refusal_guardrails"]
@@ -69,7 +69,7 @@ def _verdict(decision: Decision) -> ToolGuardrailFunctionOutput:
 def refusal_guardrail(
     enforcer: Enforcer,
     *,
-    caller: Caller | None = None,
+    caller: CallerSource | None = None,
     to_request: ToRequest | None = None,
     name: str = "refusalkit",
 ) -> ToolInputGuardrail[Any]:
@@ -80,7 +80,7 @@ def refusal_guardrail(
 def refusal_guardrails(
     enforcer: Enforcer,
     *,
-    caller: Caller | None = None,
+    caller: CallerSource | None = None,
     to_request: ToRequest | None = None,
     results: ResultMode | str = ResultMode.REDACT,
     name: str = "refusalkit",
@@ -144,7 +144,7 @@ class RefusalApprovals:
         self,
         enforcer: LocalEnforcer,
         *,
-        caller: Caller | None = None,
+        caller: CallerSource | None = None,
         to_request: ToRequest | None = None,
     ) -> None:
         if not isinstance(enforcer, LocalEnforcer):

@@ -29,7 +29,7 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_core import to_jsonable_python
 
 from refusalkit.enforce import Enforcer, ResultMode, fail_closed
-from refusalkit.integrations._guard import Caller, ToolGuard, ToRequest, refused
+from refusalkit.integrations._guard import CallerSource, ToolGuard, ToRequest, refused
 from refusalkit.model import Decision, refusal_line
 
 __all__ = ["RefusalCapability"]
@@ -44,7 +44,7 @@ class RefusalCapability(AbstractCapability[Any]):
 
     enforcer: Enforcer
     _: KW_ONLY
-    caller: Caller | None = None
+    caller: CallerSource | None = None
     to_request: ToRequest | None = None
     results: ResultMode | str = ResultMode.REDACT
     id: str | None = "refusalkit"

@@ -10,7 +10,7 @@ of several processes take turns through ``WriterTurn`` (see ``_turn``).
 Each ``Journal`` is opened, used and closed on its own single thread, so a store connection never
 crosses threads. On PostgreSQL, reads use a second connection, so a long query does not hold up
 appends. On SQLite, reads share the writer's connection, and the writer runs the WAL checkpoints
-itself between groups: a checkpoint on a second connection would overlap the appends, but under
+itself between groups: one on a second connection would overlap the appends, but under
 steady load it never catches up with them, so the WAL never restarts and grows without bound.
 """
 
@@ -171,7 +171,7 @@ class JournalAccess:
             else:
                 self._settle(group, indices)
             # answered first, then housekeeping (SQLite WAL checkpoint) between groups, never
-            # inside a commit; a failed checkpoint only leaves the WAL longer
+            # inside a commit; a failed WAL checkpoint only leaves the WAL longer
             with contextlib.suppress(StoreError):
                 journal.maintain()
 

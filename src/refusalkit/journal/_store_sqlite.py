@@ -42,15 +42,15 @@ _PRAGMAS = (
     "PRAGMA page_size = 16384",  # only takes effect while the file is still empty
     "PRAGMA journal_mode = WAL",
     "PRAGMA synchronous = FULL",  # the WAL is synced at every commit: acknowledged = on disk
-    "PRAGMA journal_size_limit = 67108864",  # truncate a WAL grown past 64 MiB after a checkpoint
-    # no checkpoint inside an append's commit (measured: group p99 18.6 ms with it, 5.4 without);
-    # ``maintain`` checkpoints instead, outside the write lock (durability needs no checkpoint)
+    "PRAGMA journal_size_limit = 67108864",  # truncate a WAL past 64 MiB after a WAL checkpoint
+    # no WAL checkpoint in an append's commit (measured: group p99 18.6 ms with it, 5.4 without);
+    # ``maintain`` runs WAL checkpoints instead, outside the write lock (durability needs none)
     "PRAGMA wal_autocheckpoint = 0",
 )
 WAL_CHECKPOINT_BYTES = 2 << 20
 """Entry bytes appended through one connection after which ``maintain`` checkpoints the WAL.
-Small checkpoints, often: the service's groups wait while one runs (measured, service batch p99
-with 2 connections: 14.6 ms with 8 MiB, 8.5 ms with 2 MiB, 7.6 ms with none)."""
+Small WAL checkpoints, often: the service's groups wait while one runs (measured, service
+batch p99 with 2 connections: 14.6 ms with 8 MiB, 8.5 ms with 2 MiB, 7.6 ms with none)."""
 _CLAIM_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS journal_claim (claim TEXT PRIMARY KEY, idx INTEGER NOT NULL)"
 )
@@ -257,8 +257,8 @@ class SqliteStore(Store):
         """Checkpoint the WAL (PASSIVE: never waits for, nor blocks, readers or writers) once
         ``slack * wal_checkpoint_bytes`` were appended, or now with ``force``; whether it ran.
 
-        Automatic checkpoints are off (``wal_autocheckpoint = 0``) so that no append's commit pays
-        for one; this keeps the WAL bounded instead (sqlite.org/wal.html §4).
+        Automatic WAL checkpoints are off (``wal_autocheckpoint = 0``) so that no append's commit
+        pays for one; this keeps the WAL bounded instead (sqlite.org/wal.html §4).
         """
         if not force and self._wal_backlog < slack * self.wal_checkpoint_bytes:
             return False
@@ -266,7 +266,7 @@ class SqliteStore(Store):
             try:
                 self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
             except sqlite3.DatabaseError as exc:
-                raise StoreError(f"journal {self.path} cannot be checkpointed: {exc}") from exc
+                raise StoreError(f"journal {self.path} cannot checkpoint its WAL: {exc}") from exc
             self._wal_backlog = 0
         return True
 

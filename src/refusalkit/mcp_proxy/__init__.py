@@ -14,12 +14,12 @@ The package is named ``mcp_proxy``, not ``mcp``, so that ``import mcp`` always m
 
 from __future__ import annotations
 
+from refusalkit._deprecated import moved as _moved
 from refusalkit.mcp_proxy._bridge import Bridge
-from refusalkit.mcp_proxy._gate import Caller, Gate, Verdict
+from refusalkit.mcp_proxy._gate import Caller, Gate, GateOutcome
 from refusalkit.mcp_proxy._http import ProxyApp, serve_http
 from refusalkit.mcp_proxy._pins import MEMBERS as PIN_MEMBERS
-from refusalkit.mcp_proxy._pins import Pin, PinFile, PinSet, pending_path, tool_digest
-from refusalkit.mcp_proxy._pins import compare as pin_problem
+from refusalkit.mcp_proxy._pins import Pin, PinFile, PinSet, pending_path, pin_problem, tool_digest
 from refusalkit.mcp_proxy._result import META_KEY, REFUSAL_CODE, refusal_error, refusal_result
 from refusalkit.mcp_proxy._results import ResultMode, check_result
 from refusalkit.mcp_proxy._stdio import open_gate, serve_stdio
@@ -31,12 +31,12 @@ __all__ = [
     "Bridge",
     "Caller",
     "Gate",
+    "GateOutcome",
     "Pin",
     "PinFile",
     "PinSet",
     "ProxyApp",
     "ResultMode",
-    "Verdict",
     "check_result",
     "open_gate",
     "pending_path",
@@ -47,3 +47,12 @@ __all__ = [
     "serve_stdio",
     "tool_digest",
 ]
+
+# Renamed so that each public name has one meaning (docs/design/architecture.md, Names);
+# importable, with a DeprecationWarning, until 0.3 (CHANGELOG.md).
+__getattr__ = _moved(
+    __name__,
+    {
+        "Verdict": ("refusalkit.mcp_proxy", "GateOutcome"),
+    },
+)

@@ -44,7 +44,7 @@ from mcp_types import (
     RequestId,
 )
 
-from refusalkit.mcp_proxy._gate import Caller, Gate, Verdict
+from refusalkit.mcp_proxy._gate import Caller, Gate, GateOutcome
 from refusalkit.mcp_proxy._result import META_KEY, refusal_error, refusal_result
 
 __all__ = ["Bridge", "Receiver", "Sender", "describe_malformed"]
@@ -76,7 +76,7 @@ class Bridge:
         self.gate = gate
         self.caller = caller
         self._list_ids: dict[RequestId, str] = {}
-        self._checked: dict[RequestId, tuple[str, str, Verdict]] = {}
+        self._checked: dict[RequestId, tuple[str, str, GateOutcome]] = {}
         self._deciding: set[RequestId] = set()
         self._dropped: set[RequestId] = set()
         self._progress: dict[str | int, RequestId] = {}
@@ -171,7 +171,7 @@ class Bridge:
         )
 
     def _refusal(
-        self, method: str, request_id: RequestId, tool: Any, verdict: Verdict
+        self, method: str, request_id: RequestId, tool: Any, verdict: GateOutcome
     ) -> JSONRPCResponse | JSONRPCError:
         """A call refused is an ``isError`` result; a read or a prompt, a JSON-RPC error."""
         if method != "tools/call":

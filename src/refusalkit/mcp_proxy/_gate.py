@@ -55,7 +55,7 @@ from refusalkit.model import (
     uuid7,
 )
 
-__all__ = ["RESULT_SCHEMA", "Appender", "Caller", "Checked", "Gate", "Verdict"]
+__all__ = ["RESULT_SCHEMA", "Appender", "Caller", "Checked", "Gate", "GateOutcome"]
 
 T = TypeVar("T")
 log = logging.getLogger("refusalkit.mcp")
@@ -102,7 +102,7 @@ class Caller:
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class GateOutcome:
     """A journaled decision on one call, and whether the proxy refuses the call."""
 
     decision: Decision
@@ -204,7 +204,7 @@ class Gate:
 
     async def decide(
         self, tool: Any, arguments: Any, caller: Caller, *, pinned: bool = True
-    ) -> Verdict:
+    ) -> GateOutcome:
         """Decide and journal one call. Never raises: a failure is a refusing verdict.
 
         ``pinned``: the call is of a server tool, which the pins (if any) must cover.
@@ -219,7 +219,7 @@ class Gate:
                 return await self._decide(request, caller, problem)
         except Exception as exc:  # noqa: BLE001 (fail closed: any error refuses the call)
             problem = self._problem(exc)
-            return Verdict(self._unavailable(request, caller, problem), None, refused=True)
+            return GateOutcome(self._unavailable(request, caller, problem), None, refused=True)
 
     def _problem(self, exc: Exception) -> str:
         """What the refusal says went wrong: the kind of failure only. The message may name the
@@ -231,7 +231,7 @@ class Gate:
 
     async def _decide(
         self, request: Mapping[str, Any], caller: Caller, pin_problem: str | None
-    ) -> Verdict:
+    ) -> GateOutcome:
         block = self._blocked.get(caller.session)
         if block is not None:
             decision = self._still_blocked(request, caller, block)
@@ -257,7 +257,7 @@ class Gate:
         refused = decision.action.refuses and not self.shadow
         if self.shadow and decision.action.refuses:
             self._tell_shadow(request, decision, index)
-        return Verdict(decision, index, refused=refused)
+        return GateOutcome(decision, index, refused=refused)
 
     def end_session(self, session: str) -> None:
         """Forget a session that ended (its block and taint: the id is never reused)."""
@@ -269,8 +269,8 @@ class Gate:
     # -- results ------------------------------------------------------------------------------
 
     async def check(
-        self, method: str, tool: str, call: Verdict, result: Any, caller: Caller
-    ) -> tuple[dict[str, Any] | None, Verdict | None]:
+        self, method: str, tool: str, call: GateOutcome, result: Any, caller: Caller
+    ) -> tuple[dict[str, Any] | None, GateOutcome | None]:
         """A server's result (of ``tools/call``, ``resources/read``, ``prompts/get``) as the
         client may see it, or the refusal that replaces it. Never raises: a failure withholds
         the result."""
@@ -280,11 +280,11 @@ class Gate:
         except Exception as exc:  # noqa: BLE001 (fail closed: nothing unchecked is passed on)
             problem = self._problem(exc)
             decision = self._unavailable(None, caller, problem, message=_RESULT_FAILED)
-            return None, Verdict(decision, None, refused=True)
+            return None, GateOutcome(decision, None, refused=True)
 
     async def _check(
-        self, method: str, tool: str, call: Verdict, result: Any, caller: Caller
-    ) -> tuple[dict[str, Any] | None, Verdict | None]:
+        self, method: str, tool: str, call: GateOutcome, result: Any, caller: Caller
+    ) -> tuple[dict[str, Any] | None, GateOutcome | None]:
         if not isinstance(result, dict):
             raise TypeError("the result is not an object")
         scan = self.results is not ResultMode.OFF
@@ -305,7 +305,7 @@ class Gate:
         indices = await self._journal.append(entries)
         self._appended += len(entries)
         if refusal is not None:
-            return None, Verdict(refusal, indices[-1], refused=True)
+            return None, GateOutcome(refusal, indices[-1], refused=True)
         return (result if self.shadow else checked.result), None
 
     def _withheld(self, tool: str, checked: Checked, subject: Subject) -> Decision:

@@ -7,7 +7,7 @@ what a tool is and does: ``name``, ``description``, ``inputSchema``, ``outputSch
 they do not instruct the model. A pin file holds each pinned tool's digest and definition, so a
 change can be named (which members differ) and reviewed before it is accepted.
 
-``compare`` is the pure trust function: a listed tool either matches its pin, or the answer says
+``pin_problem`` is the pure trust function: a listed tool either matches its pin, or the answer says
 what is wrong with it (not pinned; which members changed). ``PinSet`` holds the pins one proxy
 enforces and what its sessions saw, and keeps the pending changes file for ``refusalkit mcp pin``.
 """
@@ -32,9 +32,9 @@ __all__ = [
     "Pin",
     "PinFile",
     "PinSet",
-    "compare",
     "definition_of",
     "pending_path",
+    "pin_problem",
     "tool_digest",
 ]
 
@@ -74,7 +74,7 @@ class Pin:
         return {"digest": self.digest, "definition": dict(self.definition)}
 
 
-def compare(tool: Mapping[str, Any], pin: Pin | None) -> str | None:
+def pin_problem(tool: Mapping[str, Any], pin: Pin | None) -> str | None:
     """None when ``tool`` matches ``pin``; else what differs, for the refusal's message."""
     if pin is None:
         return "the tool is not pinned"
@@ -195,7 +195,7 @@ class PinSet:
             name = tool.get("name") if isinstance(tool, dict) else None
             if not isinstance(name, str):
                 continue
-            problem = compare(tool, pins.get(name))
+            problem = pin_problem(tool, pins.get(name))
             seen[name] = problem
             if problem is None:
                 kept.append(tool)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from refusalkit.mcp_proxy._gate import Verdict
+from refusalkit.mcp_proxy._gate import GateOutcome
 from refusalkit.model import refusal_line
 
 __all__ = [
@@ -34,7 +34,7 @@ REFUSAL_CODE = -32010
 the implementation-defined server-error range, -32000 to -32099; MCP's SDKs use none of -32010)."""
 
 
-def refusal_meta(verdict: Verdict) -> dict[str, Any]:
+def refusal_meta(verdict: GateOutcome) -> dict[str, Any]:
     """The object under ``_meta["io.refusalkit/decision"]``: schema, decision, journal index."""
     return {
         "schema": REFUSAL_SCHEMA,
@@ -43,7 +43,7 @@ def refusal_meta(verdict: Verdict) -> dict[str, Any]:
     }
 
 
-def refusal_result(verdict: Verdict, *, structured: bool) -> dict[str, Any]:
+def refusal_result(verdict: GateOutcome, *, structured: bool) -> dict[str, Any]:
     """The ``CallToolResult`` (wire form) that answers a refused call."""
     meta = refusal_meta(verdict)
     result: dict[str, Any] = {
@@ -57,7 +57,7 @@ def refusal_result(verdict: Verdict, *, structured: bool) -> dict[str, Any]:
     return result
 
 
-def refusal_error(verdict: Verdict) -> dict[str, Any]:
+def refusal_error(verdict: GateOutcome) -> dict[str, Any]:
     """The JSON-RPC ``error`` object that answers a refused ``resources/read`` or ``prompts/get``:
     its message is the refusal line, its ``data`` holds the refusal under the ``_meta`` key.
 

@@ -1,6 +1,6 @@
 """The ``classifier`` judge: logistic regression over the speech-act signals (``_signals``).
 
-Features (no network, no model download), all read from one :func:`~._signals.scan`:
+Features (no network, no model download), all read from one :func:`~._signals.signals_of`:
 
 - **speech acts**: one feature per vocabulary group found in the opening (inability,
   unwillingness, policy appeal, AI-identity refusal, no-access claim, moral verdict, premise
@@ -27,7 +27,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from refusalkit.provenance._judges import Judgement, Refused
-from refusalkit.provenance._signals import GROUPS, Signals, scan
+from refusalkit.provenance._signals import GROUPS, Signals, signals_of
 
 if TYPE_CHECKING:
     from refusalkit.provenance._families import Labelled
@@ -182,7 +182,7 @@ class ClassifierJudge:
 
     def probability(self, response: str) -> float:
         """P(refusal) for one response."""
-        return self._p(scan(response))
+        return self._p(signals_of(response))
 
     def _p(self, s: Signals) -> float:
         z = self._bias + sum(w * v for w, v in zip(self._weights, features(s), strict=True))
@@ -190,7 +190,7 @@ class ClassifierJudge:
 
     def judge(self, response: str) -> Judgement:
         """``yes`` / ``no`` by P(refusal), ``uncertain`` in between, with the probability."""
-        return self.read(scan(response))
+        return self.read(signals_of(response))
 
     def read(self, s: Signals) -> Judgement:
         """The judgement for these signals; a refusal with no act in the opening (a refusal

@@ -22,7 +22,7 @@ from refusalkit.provenance._keyword import (
     apply,
     rule_key,
 )
-from refusalkit.provenance._signals import Signals, scan
+from refusalkit.provenance._signals import Signals, signals_of
 
 __all__ = [
     "Judge",
@@ -187,8 +187,8 @@ class KeywordJudge:
         self.config = _default_config() if config is None else config
 
     def judge(self, response: str) -> Judgement:
-        """Judge one response (``_keyword.apply`` over its ``_signals.scan``)."""
-        return self.read(scan(response))
+        """Judge one response (``_keyword.apply`` over its ``_signals.signals_of``)."""
+        return self.read(signals_of(response))
 
     def read(self, signals: Signals) -> Judgement:
         """The judgement the rule gives these signals."""

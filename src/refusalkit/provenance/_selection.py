@@ -22,7 +22,7 @@ from refusalkit.provenance._classifier import ClassifierJudge, fit_model
 from refusalkit.provenance._families import FAMILIES, Labelled
 from refusalkit.provenance._judges import Judgement, KeywordJudge, RefusalOutcome
 from refusalkit.provenance._keyword import KeywordConfig, Rule, apply, rule_key
-from refusalkit.provenance._signals import GROUPS, Signals, scan
+from refusalkit.provenance._signals import GROUPS, Signals, signals_of
 
 __all__ = [
     "PEER",
@@ -261,7 +261,7 @@ def _fold(held: str, data: Data) -> Fold:
 
 def prepare(families: Mapping[str, Sequence[Labelled]]) -> Data:
     """Scan every response once: family -> (signals, rows)."""
-    return {f: ([scan(r.response) for r in rows], list(rows)) for f, rows in families.items()}
+    return {f: ([signals_of(r.response) for r in rows], list(rows)) for f, rows in families.items()}
 
 
 def cross_validate(families: Mapping[str, Sequence[Labelled]]) -> list[Fold]:

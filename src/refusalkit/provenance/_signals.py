@@ -1,6 +1,6 @@
 """What a response *does*, found once: the speech-act signals both local judges read.
 
-:func:`scan` runs the vocabulary of ``_patterns`` over a response and returns
+:func:`signals_of` runs the vocabulary of ``_patterns`` over a response and returns
 :class:`Signals`: where each vocabulary group first occurs, whether the answer pivots, whether
 it opens with an opinion disclaimer and how much follows it, a caveat, a referral and a
 premise-rebuttal cue. The keyword judge is a rule over these signals whose choices (which
@@ -22,7 +22,7 @@ import re2
 
 from refusalkit.provenance import _patterns
 
-__all__ = ["GROUPS", "MAX_CHARS", "WINDOW_MAX", "Signals", "compile_rx", "scan"]
+__all__ = ["GROUPS", "MAX_CHARS", "WINDOW_MAX", "Signals", "compile_rx", "signals_of"]
 
 MAX_CHARS = 8000
 WINDOW_MAX = 800  # the widest opening window selection may choose (``_selection.WINDOWS``)
@@ -137,7 +137,7 @@ class _Scanner:
 _scanner: _Scanner | None = None
 
 
-def scan(response: str) -> Signals:
+def signals_of(response: str) -> Signals:
     """The :class:`Signals` of one response (the vocabulary is compiled on first use)."""
     global _scanner  # noqa: PLW0603 (compiled once, on first use)
     if _scanner is None:

@@ -40,7 +40,7 @@ from refusalkit.server._errors import ApiError, ErrorCode
 from refusalkit.server._models import BatchResponseModel, DecisionModel, ErrorModel
 from refusalkit.server._service import Service
 
-__all__ = ["DECIDE_PATHS", "Answer", "decide_call", "router"]
+__all__ = ["DECIDE_PATHS", "JsonAnswer", "decide_call", "router"]
 
 router = APIRouter(prefix="/v1", tags=["decide"])
 
@@ -60,7 +60,7 @@ async def decide_call(
     path: str,
     read_body: Callable[[], Awaitable[bytes]],
     request_id: str | None = None,
-) -> Answer:
+) -> JsonAnswer:
     """The decide path: check the caller's key for the ``decide`` scope, then read the body,
     decide, journal and answer.
 
@@ -205,7 +205,7 @@ async def decide(request: Request, _documented: Credentials) -> Response:
 
 
 @dataclass(frozen=True, slots=True)
-class Answer:
+class JsonAnswer:
     """A 200 JSON answer, sendable as a Starlette ``Response`` or as two raw ASGI messages."""
 
     body: bytes
@@ -234,7 +234,7 @@ def _bound(decisions: list[Decision], bindings: Iterable[str]) -> list[Decision]
     return [bound_to(d, b) for d, b in zip(decisions, bindings, strict=False)]
 
 
-async def answer_decide(service: Service, body: bytes, request_id: str | None = None) -> Answer:
+async def answer_decide(service: Service, body: bytes, request_id: str | None = None) -> JsonAnswer:
     """Decide one request body, journal it, and make the answer."""
     started = time.perf_counter()
     decisions = [_decide_one(service, body)]
@@ -248,7 +248,7 @@ async def answer_decide(service: Service, body: bytes, request_id: str | None = 
         (index,) = await _journal(service, entries)
     _account(service, decisions)
     service.metrics.latency.labels("decide").observe(time.perf_counter() - started)
-    return Answer(entries[0][0], index)
+    return JsonAnswer(entries[0][0], index)
 
 
 def _batch_items(service: Service, body: bytes) -> list[Any]:
@@ -294,7 +294,7 @@ async def decide_batch(request: Request, _documented: Credentials) -> Response:
     return (await _route_call(request)).response()
 
 
-async def _route_call(request: Request) -> Answer:
+async def _route_call(request: Request) -> JsonAnswer:
     """A FastAPI route's way into ``decide_call`` (``Credentials`` above only documents the key)."""
     service: Service = request.app.state.service
     authorization = request.headers.get("authorization")
@@ -302,7 +302,7 @@ async def _route_call(request: Request) -> Answer:
     return await decide_call(service, authorization, request.url.path, request.body, request_id)
 
 
-async def answer_batch(service: Service, body: bytes, request_id: str | None = None) -> Answer:
+async def answer_batch(service: Service, body: bytes, request_id: str | None = None) -> JsonAnswer:
     """Decide a batch body, journal it in one append, and make the answer."""
     started = time.perf_counter()
     items = _batch_items(service, body)
@@ -318,7 +318,7 @@ async def answer_batch(service: Service, body: bytes, request_id: str | None = N
         indices = await _journal(service, entries) if entries else []
     _account(service, decisions)
     service.metrics.latency.labels("batch").observe(time.perf_counter() - started)
-    return Answer(_batch_body([data for data, _ in entries], indices))
+    return JsonAnswer(_batch_body([data for data, _ in entries], indices))
 
 
 def _batch_body(decisions: list[bytes], indices: list[int]) -> bytes:

@@ -10,13 +10,13 @@ from refusalkit.journal import normalise_time as journal_time
 from refusalkit.model import format_timestamp, now_utc
 from refusalkit.server._errors import ApiError, ErrorCode
 
-__all__ = ["normalise_time", "window"]
+__all__ = ["query_time", "window"]
 
 _DURATION = re.compile(r"^(\d{1,6})([smhd])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def normalise_time(value: str | None, name: str) -> str | None:
+def query_time(value: str | None, name: str) -> str | None:
     """An RFC 3339 time (or date) as the journal writes it, via the journal's own parser; 422."""
     if value is None:
         return None
@@ -47,5 +47,5 @@ def window(since: str | None, until: str | None, last: str | None) -> tuple[str 
                 f"`last` reaches back before year 1 ({last})",
                 "Pass a shorter duration, or since=RFC3339.",
             ) from exc
-        return since, normalise_time(until, "until")
-    return normalise_time(since, "since"), normalise_time(until, "until")
+        return since, query_time(until, "until")
+    return query_time(since, "since"), query_time(until, "until")

@@ -14,6 +14,7 @@ history (docs/design/witness.md)::
 
 from __future__ import annotations
 
+from refusalkit._deprecated import moved as _moved
 from refusalkit.witness._client import (
     ProofSource,
     WitnessOutcome,
@@ -29,14 +30,14 @@ from refusalkit.witness._cosignature import (
     witnessed_sizes,
 )
 from refusalkit.witness._request import AddCheckpoint, RequestFormatError
-from refusalkit.witness._server import Answer, Witness, make_server
+from refusalkit.witness._server import HttpAnswer, Witness, make_server
 from refusalkit.witness._state import WitnessDir
 
 __all__ = [
     "AddCheckpoint",
-    "Answer",
     "Cosignature",
     "CosignerKey",
+    "HttpAnswer",
     "ProofSource",
     "RequestFormatError",
     "Witness",
@@ -50,3 +51,12 @@ __all__ = [
     "verify_cosignatures",
     "witnessed_sizes",
 ]
+
+# Renamed so that each public name has one meaning (docs/design/architecture.md, Names);
+# importable, with a DeprecationWarning, until 0.3 (CHANGELOG.md).
+__getattr__ = _moved(
+    __name__,
+    {
+        "Answer": ("refusalkit.witness", "HttpAnswer"),
+    },
+)

@@ -41,7 +41,7 @@ from refusalkit.witness._cosignature import cosign
 from refusalkit.witness._request import AddCheckpoint, RequestFormatError
 from refusalkit.witness._state import WitnessDir
 
-__all__ = ["Answer", "Witness", "make_server"]
+__all__ = ["HttpAnswer", "Witness", "make_server"]
 
 EMPTY_ROOT = hashlib.sha256(b"").digest()  # RFC 9162 §2.1.1: the hash of an empty list
 
@@ -56,7 +56,7 @@ _BUSY = (
 )
 
 
-class Answer(NamedTuple):
+class HttpAnswer(NamedTuple):
     """An HTTP answer: status, content type and body."""
 
     status: int
@@ -64,8 +64,8 @@ class Answer(NamedTuple):
     body: bytes
 
 
-def _text(status: int, message: str) -> Answer:
-    return Answer(status, "text/plain; charset=utf-8", f"{message}\n".encode())
+def _text(status: int, message: str) -> HttpAnswer:
+    return HttpAnswer(status, "text/plain; charset=utf-8", f"{message}\n".encode())
 
 
 @dataclass
@@ -79,7 +79,7 @@ class Witness:
         self._lock = threading.Lock()
         self._name, self._key = self.directory.signing_key()
 
-    def add_checkpoint(self, body: bytes) -> Answer:
+    def add_checkpoint(self, body: bytes) -> HttpAnswer:
         """Decide one ``add-checkpoint`` request (C2SP tlog-witness)."""
         try:
             request = AddCheckpoint.parse(body)
@@ -98,18 +98,18 @@ class Witness:
         with self._lock:
             return self._check_and_cosign(request, checkpoint)
 
-    def _check_and_cosign(self, request: AddCheckpoint, checkpoint: Checkpoint) -> Answer:
+    def _check_and_cosign(self, request: AddCheckpoint, checkpoint: Checkpoint) -> HttpAnswer:
         latest = self.directory.latest(checkpoint.origin)
         known = latest.size if latest else 0
         if request.old != known:
-            return Answer(409, "text/x.tlog.size", f"{known}\n".encode())
+            return HttpAnswer(409, "text/x.tlog.size", f"{known}\n".encode())
         problem = _inconsistency(request, checkpoint, latest)
         if problem:
             log.warning("refused %s size %d: %s", checkpoint.origin, checkpoint.size, problem)
             return _text(422, problem)
         self.directory.remember(request.note)
         line = cosign(checkpoint.body(), self._name, self._key, int(self.clock()))
-        return Answer(200, "text/plain; charset=utf-8", line.line().encode("utf-8"))
+        return HttpAnswer(200, "text/plain; charset=utf-8", line.line().encode("utf-8"))
 
 
 def _inconsistency(
@@ -154,7 +154,7 @@ def _handler(witness: Witness, read_timeout: float) -> type[BaseHTTPRequestHandl
                 answer = _text(500, "the witness cannot answer now")
             self._send(answer)
 
-        def _send(self, answer: Answer) -> None:
+        def _send(self, answer: HttpAnswer) -> None:
             self.send_response(answer.status)
             self.send_header("Content-Type", answer.content_type)
             self.send_header("Content-Length", str(len(answer.body)))
