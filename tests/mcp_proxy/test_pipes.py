@@ -128,3 +128,29 @@ def test_a_server_that_cannot_start_raises_oserror(tmp_path: Path) -> None:
 
     with pytest.raises(OSError):  # the same error as the SDK client
         anyio.run(main)
+
+
+def test_a_line_that_is_not_utf8_is_reported_and_the_next_one_arrives(tmp_path: Path) -> None:
+    """Each line is decoded on its own: a bad one is a malformed message, not the end."""
+    script = tmp_path / "bad.py"
+    script.write_text(
+        "import sys\n"
+        'sys.stdout.buffer.write(b\'{"jsonrpc": "2.0", "method": "x\\xff"}\\n\')\n'
+        'sys.stdout.buffer.write(b\'{"jsonrpc": "2.0", "method": "ok"}\\n\')\n'
+        "sys.stdout.flush()\n"
+        "sys.stdin.read()\n"
+    )
+
+    async def main() -> list[object]:
+        seen: list[object] = []
+        async with server_stdio([sys.executable, str(script)], os.environ) as (read, _):
+            async for item in read:
+                seen.append(item)
+                if len(seen) == 2:
+                    break
+        return seen
+
+    bad, good = anyio.run(main)
+    assert isinstance(bad, Exception)
+    assert isinstance(good, SessionMessage)
+    assert getattr(good.message, "method", None) == "ok"
