@@ -159,6 +159,11 @@ async def _stop(process: asyncio.subprocess.Process) -> None:
     if not await _exited(process, _EXIT_GRACE_S):
         await terminate_posix_process_tree(cast(Process, process), _KILL_GRACE_S)
         await _exited(process, _KILL_GRACE_S)
+    # A child of the server may hold its stdout open: release the pipes now, as the SDK does.
+    transport = getattr(process, "_transport", None)
+    if transport is not None:
+        with contextlib.suppress(PermissionError):
+            transport.close()
 
 
 async def _exited(process: asyncio.subprocess.Process, within_s: float) -> bool:
