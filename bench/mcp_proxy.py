@@ -23,6 +23,9 @@ figure is the median over rounds with its min-max range, and each "added" figure
 a round (through refusalkit minus direct, the two measured moments apart) before the median. The
 project's aims, for reading the figures: the proxy's own CPU at most 0.3 ms a call, so that what
 it adds to p50 is the journal's ``fsync`` plus at most that. Figures, never pass/fail.
+``--peer-src DIR`` adds ``mcp wrap`` run from another checkout's ``src`` (its ``PYTHONPATH``;
+``git archive <commit> src | tar -x -C DIR/..``) to the same rounds, tmpfs journal: the
+before-and-after of a change to the proxy, measured side by side.
 ``--results-2k`` measures instead what pinning and result scanning add: the ``page`` tool's
 2,000-token result, direct over stdio, through ``mcp wrap`` with neither (the proxy as it was)
 and through ``mcp wrap --pin FILE`` (``--results redact``, the default, and ``--results off``:
@@ -189,7 +192,14 @@ def _proxy_args(up_port: int, port: int, journal: Path, ring_path: Path) -> list
     ]  # fmt: skip
 
 
-def _run(calls: int, rounds: int, tmp: Path) -> dict[str, Any]:
+def _peer_wrap(folder: Path, ring_path: Path, peer_src: Path) -> StdioServerParameters:
+    """``mcp wrap`` with the refusalkit of ``peer_src`` (first on its ``PYTHONPATH``)."""
+    wrapped = wrap_params(str(folder / "peer.db"), ring_path, python_upstream())
+    env = {**os.environ, "PYTHONPATH": str(peer_src.resolve())}
+    return wrapped.model_copy(update={"env": env})
+
+
+def _run(calls: int, rounds: int, tmp: Path, peer_src: Path | None = None) -> dict[str, Any]:
     keyring = Keyring.generate()
     ring_path = keyring.save(tmp / "keyring.json")
     journals = _journal_dirs(tmp)
@@ -212,6 +222,12 @@ def _run(calls: int, rounds: int, tmp: Path) -> dict[str, Any]:
         name = f"http mcp proxy ({where} journal)"
         configs[name] = lambda u=url: _http_client(u)
         markers[name] = str(folder / "proxy.db")
+    if peer_src is not None:
+        folder = journals.get("tmpfs", tmp)
+        peer = _peer_wrap(folder, ring_path, peer_src)
+        name = "stdio mcp wrap (peer src, tmpfs journal)"
+        configs[name] = lambda: Client(peer, mode="legacy")
+        markers[name] = str(folder / "peer.db")
     results: dict[str, list[dict[str, float]]] = {name: [] for name in configs}
     gate: dict[str, list[float]] = {where: [] for where in journals}
     with contextlib.ExitStack() as stack:
@@ -399,6 +415,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer calls, three rounds")
     parser.add_argument("--results-2k", action="store_true", help="pinning + result scanning")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--peer-src", type=Path, default=None, help="a checkout's src to compare")
     options = parser.parse_args()
     if options.results_2k:
         calls, rounds = (100, 3) if options.quick else (300, 5)
@@ -416,12 +433,13 @@ def main() -> None:
     calls, rounds = (300, 3) if options.quick else (600, 5)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
-        measured = _run(calls, rounds, Path(tmp))
+        measured = _run(calls, rounds, Path(tmp), options.peer_src)
     report: dict[str, Any] = {
         "benchmark": "mcp",
         "calls": calls,
         "rounds": rounds,
         "quick": options.quick,
+        "peer_src": None if options.peer_src is None else str(options.peer_src),
         "cpus": os.cpu_count(),
         "load_average_before_after": [load_before, os.getloadavg()],
         "load_average": os.getloadavg(),

@@ -214,6 +214,8 @@ class Bridge:
         result, refusal = await self.gate.check(method, tool, call, message.result, self.caller)
         if refusal is not None:
             return self._refusal(method, message.id, tool, refusal)
+        if result is message.result:  # nothing redacted: the answer as it came
+            return message
         return JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result or {})
 
     def _answer(self, message: JSONRPCResponse) -> JSONRPCResponse:

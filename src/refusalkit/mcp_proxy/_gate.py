@@ -275,8 +275,7 @@ class Gate:
         client may see it, or the refusal that replaces it. Never raises: a failure withholds
         the result."""
         try:
-            with anyio.fail_after(self._timeout_s):
-                return await self._check(method, tool, call, result, caller)
+            return await self._check(method, tool, call, result, caller)
         except Exception as exc:  # noqa: BLE001 (fail closed: nothing unchecked is passed on)
             problem = self._problem(exc)
             decision = self._unavailable(None, caller, problem, message=_RESULT_FAILED)
@@ -302,7 +301,8 @@ class Gate:
         refusal = self._withheld(tool, checked, subject) if action == "block" else None
         if refusal is not None:
             entries.append((self._encoder.encode(refusal), decision_fields(refusal)))
-        indices = await self._journal.append(entries)
+        with anyio.fail_after(self._timeout_s):  # the only wait: a clean result has none
+            indices = await self._journal.append(entries)
         self._appended += len(entries)
         if refusal is not None:
             return None, GateOutcome(refusal, indices[-1], refused=True)

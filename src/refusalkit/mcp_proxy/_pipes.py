@@ -1,4 +1,4 @@
-"""The client side of ``mcp wrap``: MCP's stdio framing on the event loop, without threads.
+"""Both sides of ``mcp wrap``: MCP's stdio framing on the event loop, without threads or tasks.
 
 The SDK's ``stdio_server`` reads and writes the standard streams through a worker thread per
 line (``anyio.wrap_file``), which costs a thread hand-off per message each way. An MCP client
@@ -8,6 +8,13 @@ one JSON-RPC message per line, UTF-8) and the messages are the SDK's own types, 
 serialised as the SDK does. When stdin or stdout is not a pipe or socket (a terminal, a file),
 or the loop is not asyncio, the SDK's ``stdio_server`` is used.
 
+The server side (``server_stdio``) likewise reads and writes the server's pipes from the bridge's
+own tasks: the SDK's ``stdio_client`` puts a reader task and a writer task, each behind an
+in-memory stream, between the bridge and the pipes, two task hand-offs per message. The process
+is started and stopped as the SDK does it (its own session, so its whole process group can be
+stopped; stderr shared with the wrapper; on shutdown, MCP's lifecycle "Shutdown" for stdio:
+its stdin closed, then ``SIGTERM`` to the group, then ``SIGKILL``).
+
 As in the SDK, fd 0 and fd 1 are diverted (to ``/dev/null`` and to stderr, for the rest of the
 process: the wrapper ends with its session), so a stray ``print`` cannot corrupt the wire; the
 wire is served from private duplicates.
@@ -16,21 +23,31 @@ wire is served from private duplicates.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import stat
-from collections.abc import AsyncIterator
+import sys
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from typing import cast
 
 import anyio
+from anyio.abc import Process
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types import jsonrpc_message_adapter
 
 from refusalkit.mcp_proxy._bridge import Receiver, Sender
 
-__all__ = ["client_stdio"]
+__all__ = ["client_stdio", "server_stdio"]
 
 _LINE_LIMIT = 64 * 1024 * 1024  # the longest message accepted from the client
+_SERVER_LINE_LIMIT = 1024 * 1024 * 1024  # from the server (the SDK's client sets none)
+_EXIT_GRACE_S = 2.0  # for the server to exit once its stdin is closed (as the SDK's client)
+_KILL_GRACE_S = 2.0  # after SIGTERM, before SIGKILL
+_EXIT_POLL_S = 0.01
 
 
 def _is_pipe(fd: int) -> bool:
@@ -108,3 +125,53 @@ async def client_stdio() -> AsyncIterator[tuple[Receiver, Sender]]:
     finally:
         in_transport.close()
         out_transport.close()
+
+
+@asynccontextmanager
+async def server_stdio(
+    command: Sequence[str], env: Mapping[str, str]
+) -> AsyncIterator[tuple[Receiver, Sender]]:
+    """Start ``command`` and speak MCP's stdio transport to it on its stdin and stdout."""
+    if _asyncio_loop() is None or sys.platform == "win32":
+        params = StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(env))
+        async with stdio_client(params) as (read, write):
+            yield read, write
+        return
+    process = await asyncio.create_subprocess_exec(
+        *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=sys.stderr, env=dict(env), start_new_session=True, limit=_SERVER_LINE_LIMIT,
+    )  # fmt: skip
+    assert process.stdin is not None  # both are pipes
+    assert process.stdout is not None
+    try:
+        yield _PipeReceiver(process.stdout), _PipeSender(process.stdin)
+    finally:
+        with anyio.CancelScope(shield=True):  # also when cancelled: never leak the server
+            await _stop(process)
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    """MCP lifecycle, Shutdown (stdio): close the server's stdin, give it time to exit, then
+    ``SIGTERM`` and ``SIGKILL`` its process group (the SDK's own escalation)."""
+    assert process.stdin is not None
+    with contextlib.suppress(OSError, RuntimeError):
+        process.stdin.close()
+    if not await _exited(process, _EXIT_GRACE_S):
+        await terminate_posix_process_tree(cast(Process, process), _KILL_GRACE_S)
+        await _exited(process, _KILL_GRACE_S)
+    # A child of the server may hold its stdout open: release the pipes now, as the SDK does.
+    transport = getattr(process, "_transport", None)
+    if transport is not None:
+        with contextlib.suppress(PermissionError):
+            transport.close()
+
+
+async def _exited(process: asyncio.subprocess.Process, within_s: float) -> bool:
+    """Whether the process exits within ``within_s`` (its ``returncode``, polled: ``wait()``
+    also waits for its pipes, which a surviving child of the server may hold open)."""
+    deadline = anyio.current_time() + within_s
+    while process.returncode is None:
+        if anyio.current_time() >= deadline:
+            return False
+        await anyio.sleep(_EXIT_POLL_S)
+    return True

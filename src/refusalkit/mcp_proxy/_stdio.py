@@ -2,9 +2,10 @@
 
 The MCP client starts the wrapper; the wrapper starts the real server as its child (with the
 wrapper's whole environment, so ``env`` set in the client's config reaches the server) and
-bridges the two with the SDK's stdio transports. The session is the wrapper's process: its id is
-a fresh UUIDv7, the ``caller.session`` of every request and the ``subject.session`` of every
-decision, so ``journal query --session`` finds one conversation's decisions.
+bridges the two with MCP's stdio transport on the event loop (``_pipes.py``). The session is
+the wrapper's process: its id is a fresh UUIDv7, the ``caller.session`` of every request and
+the ``subject.session`` of every decision, so ``journal query --session`` finds one
+conversation's decisions.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from pathlib import Path
 from typing import TextIO
 
 import anyio
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from refusalkit.decide import DecisionPoint
 from refusalkit.errors import UsageError
@@ -27,7 +27,7 @@ from refusalkit.mcp_proxy._bridge import Bridge
 from refusalkit.mcp_proxy._gate import Caller, Gate
 from refusalkit.mcp_proxy._logsafe import quiet_sdk_parse_errors
 from refusalkit.mcp_proxy._pins import PinSet
-from refusalkit.mcp_proxy._pipes import client_stdio
+from refusalkit.mcp_proxy._pipes import client_stdio, server_stdio
 from refusalkit.mcp_proxy._results import ResultMode
 
 __all__ = ["open_gate", "serve_stdio"]
@@ -103,7 +103,6 @@ async def serve_stdio(gate: Gate, caller: Caller, command: Sequence[str]) -> Non
             f"cannot run the server command {command[0]!r}: not found or not executable",
             hint="Give the server's command after --, with its full path if it is not on PATH.",
         )
-    params = StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(os.environ))
-    async with client_stdio() as (down_read, down_write), stdio_client(params) as up:
+    async with client_stdio() as (down_read, down_write), server_stdio(command, os.environ) as up:
         await Bridge(gate, caller).run(down_read, down_write, up[0], up[1])
         await gate.checkpoint()  # now: the client may stop this process while the server exits
