@@ -31,17 +31,17 @@ from support.live_service import Setup
 from support.tainting import POISONED, SECRET, assert_scanned_and_tainted
 
 
-class ScriptedModel(BaseChatModel):
-    """A chat model that calls one tool, then answers; it keeps every input it was given."""
+class PlannedModel(BaseChatModel):
+    """A chat model that makes each planned tool call in turn, then answers."""
 
-    call: dict[str, Any]
+    calls: list[dict[str, Any]]
     seen: list[list[BaseMessage]] = Field(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
-        return "scripted"
+        return "planned"
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedModel:  # type: ignore[override]
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> PlannedModel:  # type: ignore[override]
         return self
 
     def _generate(
@@ -52,8 +52,10 @@ class ScriptedModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         self.seen.append(list(messages))
-        if len(self.seen) == 1:
-            message = AIMessage(content="", tool_calls=[{**self.call, "id": "call-1"}])
+        step = len(self.seen)
+        if step <= len(self.calls):
+            call = {**self.calls[step - 1], "id": f"call-{step}"}
+            message = AIMessage(content="", tool_calls=[call])
         else:
             message = AIMessage(content="done")
         return ChatResult(generations=[ChatGeneration(message=message)])
@@ -89,9 +91,9 @@ def _tools(ran: list[str]) -> list[BaseTool]:
 
 def _run(
     setup: Setup, name: str, args: dict[str, Any], *, asynchronous: bool = False
-) -> tuple[ScriptedModel, list[str]]:
+) -> tuple[PlannedModel, list[str]]:
     ran: list[str] = []
-    model = ScriptedModel(call={"name": name, "args": args}, seen=[])
+    model = PlannedModel(calls=[{"name": name, "args": args}], seen=[])
     agent = create_agent(
         model,
         tools=_tools(ran),
@@ -105,7 +107,7 @@ def _run(
     return model, ran
 
 
-def _tool_message(model: ScriptedModel) -> ToolMessage:
+def _tool_message(model: PlannedModel) -> ToolMessage:
     [message] = [m for m in model.seen[1] if isinstance(m, ToolMessage)]
     return message
 
@@ -154,7 +156,7 @@ def test_a_caller_that_raises_fails_closed(setup: Setup) -> None:
         raise RuntimeError("no identity")
 
     ran: list[str] = []
-    model = ScriptedModel(call={"name": "read_file", "args": {"path": "/a"}}, seen=[])
+    model = PlannedModel(calls=[{"name": "read_file", "args": {"path": "/a"}}], seen=[])
     agent = create_agent(
         model, tools=_tools(ran), middleware=[RefusalMiddleware(setup.enforcer, caller=broken)]
     )
@@ -163,36 +165,6 @@ def test_a_caller_that_raises_fails_closed(setup: Setup) -> None:
     assert _tool_message(model).content.startswith(
         "refused (unavailable by @unavailable, retryable: yes)"
     )
-
-
-class PlannedModel(BaseChatModel):
-    """A chat model that makes each planned tool call in turn, then answers."""
-
-    calls: list[dict[str, Any]]
-    seen: list[list[BaseMessage]] = Field(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "planned"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> PlannedModel:  # type: ignore[override]
-        return self
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        self.seen.append(list(messages))
-        step = len(self.seen)
-        if step <= len(self.calls):
-            call = {**self.calls[step - 1], "id": f"call-{step}"}
-            message = AIMessage(content="", tool_calls=[call])
-        else:
-            message = AIMessage(content="done")
-        return ChatResult(generations=[ChatGeneration(message=message)])
 
 
 def _poisoned_tools(ran: list[str]) -> list[BaseTool]:
