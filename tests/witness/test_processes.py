@@ -65,6 +65,12 @@ def _grow(run: Run, store: str, start: int, end: int) -> str:
     return str(signed.stdout)
 
 
+def _collect(run: Run, store: str, *witnesses: Any) -> Any:
+    """``journal witness`` asking each of ``witnesses`` under its configured key."""
+    pairs = [arg for w in witnesses for arg in ("--witness", w.url, "--witness-key", w.vkey)]
+    return run("journal", "witness", store, *pairs)
+
+
 def _accept(run: Run, witness: Any, store: str) -> None:
     vkey = run("journal", "public-key", store).stdout.strip()
     added = CliRunner().invoke(
@@ -80,7 +86,7 @@ def test_witnessed_log_meets_its_quorum_in_store_and_bundle(
     w1 = witnesses("w1")
     _grow(run, store, 0, 5)
     _accept(run, w1, store)
-    done = run("journal", "witness", store, "--witness", w1.url, "--witness-key", w1.vkey)
+    done = _collect(run, store, w1)
     assert done.exit_code == 0, done.output
     assert f"cosigned {w1.url}: witness.example/w1" in done.stdout
     _grow(run, store, 5, 9)
@@ -89,10 +95,7 @@ def test_witnessed_log_meets_its_quorum_in_store_and_bundle(
     assert "witnessed up to 5 of 9 entries: the head checkpoint (size 9) has 0 valid" in (
         unwitnessed.output
     )
-    assert (
-        run("journal", "witness", store, "--witness", w1.url, "--witness-key", w1.vkey).exit_code
-        == 0
-    )  # 409, then proof
+    assert _collect(run, store, w1).exit_code == 0  # 409, then proof
     ok = run("journal", "verify", store, "--witness-key", w1.vkey, "--quorum", "1")
     assert ok.exit_code == 0, ok.output
     assert "witnessed up to 9 of 9 entries; cosigned by: witness.example/w1" in ok.stdout
@@ -114,12 +117,7 @@ def test_sigkill_between_requests_loses_nothing(
     _accept(run, witness, store)
     for round_ in range(4):
         note = _grow(run, store, 2 + 3 * round_, 5 + 3 * round_) if round_ else None
-        assert (
-            run(
-                "journal", "witness", store, "--witness", witness.url, "--witness-key", witness.vkey
-            ).exit_code
-            == 0
-        )
+        assert _collect(run, store, witness).exit_code == 0
         witness.kill()  # SIGKILL, right after it answered
         witness.start()
         size = 2 if note is None else int(parse_note(note)[0].split("\n")[1])
@@ -168,22 +166,7 @@ def test_compromised_signer_fork_is_refused_by_every_witness(
     honest = _grow(run, store, 0, 6)
     for w in (w1, w2):
         _accept(run, w, store)
-    assert (
-        run(
-            "journal",
-            "witness",
-            store,
-            "--witness",
-            w1.url,
-            "--witness-key",
-            w1.vkey,
-            "--witness",
-            w2.url,
-            "--witness-key",
-            w2.vkey,
-        ).exit_code
-        == 0
-    )
+    assert _collect(run, store, w1, w2).exit_code == 0
     # the key holder forks the log and signs it with a fresh signer state
     _forge(store, keyring, 6)
     stolen = tmp_path / "stolen" / "keyring.json"
@@ -192,19 +175,7 @@ def test_compromised_signer_fork_is_refused_by_every_witness(
     forged = run("journal", "checkpoint", store, "--new-origin", keyring=stolen)
     assert forged.exit_code == 0, forged.output
     assert forged.stdout != honest
-    refused = run(
-        "journal",
-        "witness",
-        store,
-        "--witness",
-        w1.url,
-        "--witness-key",
-        w1.vkey,
-        "--witness",
-        w2.url,
-        "--witness-key",
-        w2.vkey,
-    )
+    refused = _collect(run, store, w1, w2)
     assert refused.exit_code == 1
     assert "no witness cosigned the latest checkpoint" in refused.output
     assert refused.output.count("422: not consistent with the size-6 checkpoint cosigned") == 2
