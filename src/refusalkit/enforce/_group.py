@@ -28,6 +28,10 @@ __all__ = ["GroupJournal"]
 T = TypeVar("T")
 
 
+def _closed() -> StoreError:
+    return StoreError("the journal is closed", hint="Open a new enforcer.")
+
+
 class GroupJournal:
     """A journal store taking appends from many threads and event loops, in groups.
 
@@ -63,18 +67,18 @@ class GroupJournal:
     def _call(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         if self._closed:
             coro.close()
-            raise StoreError("the journal is closed", hint="Open a new enforcer.")
+            raise _closed()
         return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
     def _enqueue(self, entries: Sequence[Entry]) -> concurrent.futures.Future[list[int]]:
         """Hand ``entries`` to the writer thread directly: its answer settles the returned future
         with no event loop between the caller and the commit."""
         if self._closed:
-            raise StoreError("the journal is closed", hint="Open a new enforcer.")
+            raise _closed()
         try:
             return self._access.append_from_thread(entries)
         except RuntimeError:
-            raise StoreError("the journal is closed", hint="Open a new enforcer.") from None
+            raise _closed() from None
 
     def append(self, entries: Sequence[Entry]) -> list[int]:
         """The entries' indices, once durable; from any thread."""
