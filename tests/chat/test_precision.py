@@ -13,6 +13,7 @@ import base64
 import hashlib
 import json
 import uuid
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -242,16 +243,35 @@ def test_a_redaction_token_in_place_of_a_secret_is_not_one(text: str) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.datetimes(min_value=__import__("datetime").datetime(1900, 1, 1)),
-    st.sampled_from(["%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M", "%Y/%m/%d %H:%M"]),
+    st.datetimes(min_value=datetime(1800, 1, 1), max_value=datetime(2999, 12, 31)),
+    st.sampled_from(
+        [
+            "%Y-%m-%d %H:%M",
+            "%Y-%m-%d %H:%M:%S",
+            "%Y-%m-%dT%H:%M",
+            "%Y/%m/%d %H:%M",
+            "%d.%m.%Y %H:%M",
+            "%d/%m/%Y %H:%M",
+            "%d-%m-%Y %H:%M:%S",
+        ]
+    ),
     st.sampled_from(["from\n{} UTC, 3 rounds", "measured {} (load 4.7)", "{}", "at {} we"]),
 )
-def test_a_date_and_time_is_no_phone_number(moment: object, form: str, around: str) -> None:
+def test_a_date_and_time_is_no_phone_number(moment: datetime, form: str, around: str) -> None:
     """A timestamp in prose ("2026-12-02 02:11 UTC") holds digits and separators shaped like a
-    national phone number ("2026-12-02 02" is a valid one in some regions); it is a time."""
-    stamp = moment.strftime(form)  # type: ignore[attr-defined]
+    national phone number ("2026-12-02 02" is a valid one in some regions); it is a time (years
+    1800 to 2999, day first or year first)."""
+    stamp = moment.strftime(form)
     assert kinds(around.format(stamp)) == []
 
 
 def test_a_phone_number_beside_a_date_is_still_found() -> None:
     assert "private-data:phone" in kinds("on 2026-12-02 call +44 20 7946 0958 at 10:00")
+
+
+@pytest.mark.parametrize("tail", [":00", ":59", ":30:00"])
+def test_a_time_written_after_a_phone_number_does_not_hide_it(tail: str) -> None:
+    """Only a candidate that is itself a date with its hour is a time: digits after a number
+    do not make it one (a model cannot append ``:00`` to slip a number past)."""
+    assert "private-data:phone" in kinds(f"call +44 20 7946 0958{tail} today")
+    assert "private-data:phone" in kinds(f"call (212) 555-2368{tail} today")

@@ -212,9 +212,8 @@ def _iban(_text: str, m: Any) -> _Hit | None:
 _NOT_A_PHONE = re2.compile(  # dotted quads (IP addresses), dates, and a date with its hour
     r"^\d{1,3}(?:\.\d{1,3}){3}$|^\d{4}[./-]\d{1,2}[./-]\d{1,2}$|^\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$"
     r"|^(?:1[89]|2\d)\d\d[./-](?:0?[1-9]|1[0-2])[./-](?:0?[1-9]|[12]\d|3[01])[ T]"
+    r"|^(?:0?[1-9]|[12]\d|3[01])[./-](?:0?[1-9]|1[0-2])[./-](?:1[89]|2\d)\d\d[ T]"
 )
-_CLOCK = re2.compile(r":[0-5]\d")
-"""After a candidate, a clock time's minutes (``02:11``): the candidate's last group is an hour."""
 
 
 def _fictional(e164: str) -> bool:
@@ -227,7 +226,7 @@ def _phone(text: str, m: Any) -> _Hit | None:
     international = raw.startswith(("+", "00"))
     if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "-_/#."):
         return None  # part of an identifier (INV-2026-000417), a path or a version
-    if _NOT_A_PHONE.search(raw) or _CLOCK.match(text, m.end()):
+    if _NOT_A_PHONE.search(raw):
         return None
     if not international:
         punctuated = sum(c in " ().-" for c in raw) >= 1
