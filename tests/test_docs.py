@@ -6,7 +6,9 @@ Blocks of one page run in order in one namespace, in a fresh temporary directory
 
 from __future__ import annotations
 
+import asyncio
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -40,9 +42,27 @@ def test_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert blocks, f"{page.name} has no runnable python example"
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
-    for line, code in blocks:
-        compiled = compile(code, f"{page.name}:{line}", "exec")
-        exec(compiled, namespace)  # the docs' own examples, by design
+    try:
+        for line, code in blocks:
+            compiled = compile(code, f"{page.name}:{line}", "exec")
+            exec(compiled, namespace)  # the docs' own examples, by design
+    finally:
+        _close_the_loop_left_behind()
+
+
+def _close_the_loop_left_behind() -> None:
+    """A framework's ``run_sync`` in a page's example leaves its event loop as the thread's
+    current loop. Close it here: dropped later by another test's ``asyncio.run``, its
+    self-pipe sockets would be reported by the collector during that unrelated test."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            loop = asyncio.get_event_loop()
+        except RuntimeError:
+            return
+    if not loop.is_running() and not loop.is_closed():
+        loop.close()
+    asyncio.set_event_loop(None)
 
 
 NPX = re.compile(r"""npx["',\s]+-y["',\s]+(@?[\w./-]+(?:@[\w.-]+)?)""")
