@@ -1,9 +1,9 @@
 """Reading a pack file into plain JSON data plus a map from key paths to line numbers.
 
-YAML (and JSON, which YAML 1.2 contains) is *composed* into PyYAML nodes, whose marks carry line
-numbers; we build the data from the nodes ourselves so that every key path knows its line,
-duplicate keys are an error, and only JSON types come out (docs/design/policy.md: errors name
-file, line and key).
+YAML (and JSON, which YAML 1.2 contains) is read as PyYAML's parse events (libyaml's, where PyYAML
+has it), whose marks carry line numbers; we build the data from the events ourselves so that every
+key path knows its line, duplicate keys are an error, and only JSON types come out
+(docs/design/policy.md: errors name file, line and key).
 
 Loading is safe against a hostile pack author (docs/policy.md, Safe loading):
 
@@ -138,23 +138,118 @@ def _show(value: Any) -> str:
     )
 
 
+_UNSET: Any = object()
+
+
 class _Builder:
+    """The data of a document from its parse events, with the line of every key path.
+
+    What it builds is what composing the document into nodes and building the data from the
+    nodes gave (``tests/support/reference_source.py``, pinned by
+    tests/decide/test_reader.py), in one pass over the events: libyaml's composer asks the
+    Python resolver for every node's tag, and each scalar was resolved and constructed again.
+    A scalar's value depends only on its tag, text and style, so each distinct one is read
+    once. The first error building the data is kept (``failure``) and raised once the whole
+    stream has parsed: an alias, a depth or a syntax error anywhere comes first, as it did.
+    """
+
     def __init__(self, lines: Lines, *, json_text: bool = False) -> None:
         self.lines = lines
         self.json_text = json_text  # JSON is YAML 1.2: its numbers are never ambiguous
         self.constructor = yaml.SafeLoader("")
+        self.known: dict[tuple[Any, ...], tuple[str, Any]] = {}
+        self.stack: list[list[Any]] = []  # [container, path, key path or None (a map's key next)]
+        self.root: Any = _UNSET
+        self.failure: Exception | None = None
+        self.start_mark: Any = None  # the first document's
 
-    def build(self, node: yaml.Node, path: KeyPath) -> Any:
-        self.lines.lines.setdefault(path, node.start_mark.line + 1)
-        if isinstance(node, yaml.MappingNode):
-            return self._mapping(node, path)
-        if isinstance(node, yaml.SequenceNode):
-            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        if node.tag not in _SCALARS:
-            raise self.lines.error(f"{node.tag.rsplit(':', 1)[-1]} values are not JSON", path)
-        return self._scalar(node, path)
+    def event(self, event: Any) -> None:
+        """Add one event of the first document (nothing more once building has failed)."""
+        if self.failure is not None:
+            return
+        try:
+            self._event(event)
+        except Exception as exc:  # noqa: BLE001 (raised after the stream has parsed)
+            self.failure = exc
 
-    def _scalar(self, node: Any, path: KeyPath) -> Any:
+    def _event(self, event: Any) -> None:
+        kind = type(event)
+        if kind is yaml.ScalarEvent:
+            self._scalar_event(event)
+        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            path = self._place(event)
+            self.stack.append([{} if kind is yaml.MappingStartEvent else [], path, None])
+        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            self._add(self.stack.pop()[0])
+
+    def _place(self, event: Any) -> KeyPath:
+        """The key path of the node ``event`` starts (recording its line), checking that a
+        collection is not a key."""
+        if not self.stack:
+            path: KeyPath = ()
+        else:
+            frame = self.stack[-1]
+            if isinstance(frame[0], list):
+                path = (*frame[1], len(frame[0]))
+            elif frame[2] is None:
+                raise self.lines.error("keys must be strings, not maps or lists", frame[1])
+            else:
+                path = frame[2]
+        self.lines.lines.setdefault(path, event.start_mark.line + 1)
+        return path
+
+    def _add(self, value: Any) -> None:
+        if not self.stack:
+            self.root = value
+            return
+        frame = self.stack[-1]
+        container = frame[0]
+        if isinstance(container, list):
+            container.append(value)
+        else:
+            container[frame[2][-1]] = value
+            frame[2] = None
+
+    def _scalar_event(self, event: Any) -> None:
+        frame = self.stack[-1] if self.stack else None
+        if frame is not None and isinstance(frame[0], dict) and frame[2] is None:
+            self._key(event, frame)
+            return
+        path = self._place(event)
+        self._add(self._scalar(event, path, value=True))
+
+    def _key(self, event: Any, frame: list[Any]) -> None:
+        path, out = frame[1], frame[0]
+        key = self._scalar(event, (*path, str(event.value)), value=False)
+        if not isinstance(key, str):
+            raise self.lines.error(f"keys must be strings, not {key!r}", (*path, str(key)))
+        if key in out:
+            raise PolicyError(
+                "duplicate key",
+                file=self.lines.source,
+                line=event.start_mark.line + 1,
+                key=format_path((*path, key)),
+                hint=self.lines.hint,
+            )
+        frame[2] = (*path, key)
+        self.lines.lines[frame[2]] = event.start_mark.line + 1
+
+    def _scalar(self, event: Any, path: KeyPath, *, value: bool) -> Any:
+        """A scalar's value, read once per distinct tag, text and style; a value (not a key)
+        must have a JSON type's tag, as the composer resolves it."""
+        memo = (event.tag, event.value, event.implicit, bool(event.style))
+        known = self.known.get(memo, _UNSET)
+        tag = known[0] if known is not _UNSET else event.tag
+        if known is _UNSET and (tag is None or tag == "!"):
+            tag = self.constructor.resolve(yaml.ScalarNode, event.value, event.implicit)  # type: ignore[no-untyped-call]
+        if value and tag not in _SCALARS:
+            raise self.lines.error(f"{tag.rsplit(':', 1)[-1]} values are not JSON", path)
+        if known is _UNSET:
+            node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+            known = self.known[memo] = (tag, self._value(node, path))
+        return known[1]
+
+    def _value(self, node: Any, path: KeyPath) -> Any:
         """A scalar's value: quoted ones are strings; plain ones follow YAML 1.2 (see above)."""
         old = self.constructor.construct_object(node, deep=True)
         implicit = self.constructor.resolve(yaml.ScalarNode, node.value, (True, False))  # type: ignore[no-untyped-call]
@@ -172,49 +267,71 @@ class _Builder:
             )
         return new
 
-    def _mapping(self, node: yaml.MappingNode, path: KeyPath) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise self.lines.error("keys must be strings, not maps or lists", path)
-            key = self._scalar(key_node, (*path, str(key_node.value)))
-            if not isinstance(key, str):
-                raise self.lines.error(f"keys must be strings, not {key!r}", (*path, str(key)))
-            if key in out:
-                line = key_node.start_mark.line + 1
-                raise PolicyError(
-                    "duplicate key",
-                    file=self.lines.source,
-                    line=line,
-                    key=format_path((*path, key)),
-                    hint=self.lines.hint,
-                )
-            self.lines.lines[(*path, key)] = key_node.start_mark.line + 1
-            out[key] = self.build(value_node, (*path, key))
-        return out
-
 
 def _line(event: Any) -> int | None:
     mark = event.start_mark
     return mark.line + 1 if mark is not None else None
 
 
-def _scan(text: str, source: str, hint: str | None) -> None:
-    """Refuse aliases and deep nesting from the event stream, before anything is composed (the
-    parser keeps its own stack; the composer and everything after it recurse)."""
-    depth = 0
-    for event in yaml.parse(text, Loader=_PARSER):
-        if isinstance(event, yaml.AliasEvent):
-            problem = f"YAML aliases are not supported (*{event.anchor})"
-            fix = "Write the value out where it is used; packs take no aliases."
-            raise PolicyError(problem, file=source, line=_line(event), hint=hint or fix)
-        if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
-            depth += 1
-            if depth > MAX_DEPTH:
-                problem, fix = f"nested deeper than {MAX_DEPTH} levels", _FLATTEN
-                raise PolicyError(problem, file=source, line=_line(event), hint=hint or fix)
-        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
-            depth -= 1
+def _refuse(event: Any, depth: int, source: str, hint: str | None) -> None:
+    """Aliases and deep nesting are refused as the parser meets them, before anything more is
+    read (the parser keeps its own stack; nothing after it recurses past ``MAX_DEPTH``)."""
+    if isinstance(event, yaml.AliasEvent):
+        problem = f"YAML aliases are not supported (*{event.anchor})"
+        fix = "Write the value out where it is used; packs take no aliases."
+        raise PolicyError(problem, file=source, line=_line(event), hint=hint or fix)
+    if depth > MAX_DEPTH:
+        problem, fix = f"nested deeper than {MAX_DEPTH} levels", _FLATTEN
+        raise PolicyError(problem, file=source, line=_line(event), hint=hint or fix)
+
+
+class _Reader:
+    """One pass over a stream's events: refusals first, then what the composer would refuse
+    (a second document, an anchor used twice in the first), then the builder's first error."""
+
+    def __init__(self, builder: _Builder, source: str, hint: str | None) -> None:
+        self.builder, self.source, self.hint = builder, source, hint
+        self.depth = self.documents = 0
+        self.anchors: dict[str, Any] = {}
+        self.composer: yaml.MarkedYAMLError | None = None
+
+    def read(self, text: str) -> None:
+        for event in yaml.parse(text, Loader=_PARSER):
+            kind = type(event)
+            if kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+                self.depth += 1
+            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                self.depth -= 1
+            elif kind is yaml.DocumentStartEvent:
+                self.documents += 1
+                if self.documents == 2:
+                    self._composer_error(
+                        "expected a single document in the stream", self.builder.start_mark,
+                        "but found another document", event.start_mark,
+                    )  # fmt: skip
+            if kind is yaml.AliasEvent or self.depth > MAX_DEPTH:
+                _refuse(event, self.depth, self.source, self.hint)
+            if self.documents == 1:
+                self._first_document(event)
+        if self.composer is not None:
+            raise self.composer
+
+    def _first_document(self, event: Any) -> None:
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            if anchor in self.anchors:
+                self._composer_error(
+                    "found duplicate anchor; first occurrence", self.anchors[anchor],
+                    "second occurrence", event.start_mark,
+                )  # fmt: skip
+            self.anchors[anchor] = event.start_mark
+        if type(event) is yaml.DocumentStartEvent:
+            self.builder.start_mark = event.start_mark
+        self.builder.event(event)
+
+    def _composer_error(self, context: str, first: Any, problem: str, mark: Any) -> None:
+        if self.composer is None:
+            self.composer = yaml.composer.ComposerError(context, first, problem, mark)
 
 
 def check_depth(data: Any, lines: Lines) -> None:
@@ -238,9 +355,9 @@ def parse_pack_text(
     ``json_text``: the text is JSON (already checked), whose plain numbers are YAML 1.2 ones.
     """
     lines = Lines(source, hint=hint)
+    builder = _Builder(lines, json_text=json_text)
     try:
-        _scan(text, source, hint)
-        node = yaml.compose(text, Loader=_PARSER)
+        _Reader(builder, source, hint).read(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -248,9 +365,11 @@ def parse_pack_text(
         raise PolicyError(problem, file=source, line=line, hint=hint) from exc
     except yaml.YAMLError as exc:
         raise PolicyError(f"not valid YAML/JSON: {exc}", file=source, hint=hint) from exc
-    if node is None:
+    if builder.failure is not None:
+        raise builder.failure
+    if builder.root is _UNSET:
         raise PolicyError("the file is empty", file=source, line=1, hint=hint)
-    data = _Builder(lines, json_text=json_text).build(node, ())
+    data = builder.root
     _check_json_numbers(data, lines)
     return data, lines
 

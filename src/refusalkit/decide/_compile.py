@@ -489,6 +489,7 @@ class _Compiler:
         self.kinds = {k: v for k, v in classes.items() if "kind" in v}
         _check_classes(classes, lines)
         self.sets = NamedSets(data.get("sets", {}), lines)
+        self.bare: dict[tuple[str, bool], Condition] = {}
 
     def spec(self, field: str, raw: Any, where: KeyPath, *, every: bool = False) -> CondSpec:
         try:
@@ -504,7 +505,7 @@ class _Compiler:
         kind = declared.get("kind") if declared is not None else None
         # a literal of a hidden class is withheld from the test text too (docs/design/decision.md)
         try:
-            cond = compile_condition(raw, hide_values=not shown, kind=kind)
+            cond = self.condition(raw, not shown, kind)
         except ConditionSpecError as exc:
             raise self.lines.error(str(exc), (*where, exc.key) if exc.key else where) from exc
         if labels is not None:
@@ -528,6 +529,16 @@ class _Compiler:
         rest, each = _split_each(steps[plain:])
         parts = tuple(s.arg for s in steps[:plain])
         return CondSpec(field, parts, cond, field_class, reveal, rest, each, every, walk)
+
+    def condition(self, raw: Any, hide: bool, kind: str | None) -> Condition:
+        """``compile_condition``, once per bare string: ``tool: fs.write`` in a hundred rules
+        is one ``Condition`` (it holds no state; ``CondSpec`` is the per-rule record)."""
+        if type(raw) is not str:
+            return compile_condition(raw, hide_values=hide, kind=kind)
+        cond = self.bare.get((raw, hide))
+        if cond is None:
+            cond = self.bare[raw, hide] = compile_condition(raw, hide_values=hide, kind=kind)
+        return cond
 
     def both_forms(self, steps: tuple[Step, ...]) -> tuple[Step, ...]:
         """``resolve: true``: the two forms of the path are checked as the elements of a list
