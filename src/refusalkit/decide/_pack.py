@@ -69,10 +69,13 @@ class Pack:
             return cls._build(data, source, lines or Lines(source))
 
     @classmethod
-    def _build(cls, data: Any, source: str, where: Lines) -> Pack:
-        check_depth(data, where)  # before anything that recurses
+    def _build(cls, data: Any, source: str, where: Lines, *, read: bool = False) -> Pack:
+        """``read``: ``data`` is the reader's own (``read_pack_source``), held by nothing else and
+        nested no deeper than the reader allows, so it is neither checked again nor copied."""
+        if not read:
+            check_depth(data, where)  # before anything that recurses
         validate_pack_data(data, where)
-        frozen = copy.deepcopy(dict(data))
+        frozen = data if read else copy.deepcopy(dict(data))
         try:
             digest = pack_digest(frozen)
         except Exception as exc:  # rfc8785 refuses values JSON cannot carry
@@ -155,4 +158,4 @@ def load_pack(path: str | Path) -> Pack:
     """Load a pack from a YAML or JSON file; errors name the file, line and key."""
     with _collector_paused():
         data, lines = read_pack_source(path)
-        return Pack.from_mapping(data, str(path), lines=lines)
+        return Pack._build(data, str(path), lines, read=True)

@@ -129,12 +129,12 @@ def shared_syntax(pattern: str) -> bool:
     return True
 
 
-@functools.lru_cache(maxsize=_MEMO)
+@functools.lru_cache(maxsize=64)
 def _python_parse(pattern: str) -> Any:
     """Python's parse of a ``shared_syntax`` pattern, or None (any error or warning).
 
-    Kept per pattern (the literal shortcut, the prefilter and the needles each read it): the
-    parse is only read, never changed."""
+    The last few are kept (the literal shortcut, the prefilter and the needles of one condition
+    each read it, one after the other); a parse is only read, never changed."""
     if _parser is None or _constants is None or not shared_syntax(pattern):
         return None
     with warnings_as("error"):
