@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,6 +139,7 @@ def _show(value: Any) -> str:
 
 
 _UNSET: Any = object()
+_LIST: Any = object()  # the third member of a list's frame (a map's holds its pending key path)
 
 
 class _Builder:
@@ -157,44 +158,56 @@ class _Builder:
         self.lines = lines
         self.json_text = json_text  # JSON is YAML 1.2: its numbers are never ambiguous
         self.constructor = yaml.SafeLoader("")
-        self.known: dict[tuple[Any, ...], tuple[str, Any]] = {}
-        self.stack: list[list[Any]] = []  # [container, path, key path or None (a map's key next)]
+        self.plain: dict[Any, tuple[str, Any]] = {}  # untagged plain scalars: tag and value
+        self.known: dict[Any, tuple[str, Any]] = {}  # the others
+        # per open collection: [container, its path, _LIST or the map's pending key path (None:
+        # a key comes next)]
+        self.stack: list[list[Any]] = []
         self.root: Any = _UNSET
         self.failure: Exception | None = None
         self.start_mark: Any = None  # the first document's
+        self.handlers: dict[type, Callable[[Any], None]] = {
+            yaml.ScalarEvent: self._scalar_event,
+            yaml.MappingStartEvent: self._start,
+            yaml.SequenceStartEvent: self._start,
+            yaml.MappingEndEvent: self._end,
+            yaml.SequenceEndEvent: self._end,
+        }
 
     def event(self, event: Any) -> None:
         """Add one event of the first document (nothing more once building has failed)."""
-        if self.failure is not None:
+        handler = self.handlers.get(type(event))
+        if handler is None or self.failure is not None:
             return
         try:
-            self._event(event)
+            handler(event)
         except Exception as exc:  # noqa: BLE001 (raised after the stream has parsed)
             self.failure = exc
 
-    def _event(self, event: Any) -> None:
-        kind = type(event)
-        if kind is yaml.ScalarEvent:
-            self._scalar_event(event)
-        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
-            path = self._place(event)
-            self.stack.append([{} if kind is yaml.MappingStartEvent else [], path, None])
-        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
-            self._add(self.stack.pop()[0])
+    def _start(self, event: Any) -> None:
+        path = self._place(event)
+        if type(event) is yaml.MappingStartEvent:
+            self.stack.append([{}, path, None])
+        else:
+            self.stack.append([[], path, _LIST])
+
+    def _end(self, _event: Any) -> None:
+        self._add(self.stack.pop()[0])
 
     def _place(self, event: Any) -> KeyPath:
         """The key path of the node ``event`` starts (recording its line), checking that a
         collection is not a key."""
+        path: KeyPath
         if not self.stack:
-            path: KeyPath = ()
+            path = ()
         else:
-            frame = self.stack[-1]
-            if isinstance(frame[0], list):
-                path = (*frame[1], len(frame[0]))
-            elif frame[2] is None:
-                raise self.lines.error("keys must be strings, not maps or lists", frame[1])
+            container, where, pending = self.stack[-1]
+            if pending is _LIST:
+                path = (*where, len(container))
+            elif pending is None:
+                raise self.lines.error("keys must be strings, not maps or lists", where)
             else:
-                path = frame[2]
+                path = pending
         self.lines.lines.setdefault(path, event.start_mark.line + 1)
         return path
 
@@ -203,17 +216,15 @@ class _Builder:
             self.root = value
             return
         frame = self.stack[-1]
-        container = frame[0]
-        if isinstance(container, list):
-            container.append(value)
+        if frame[2] is _LIST:
+            frame[0].append(value)
         else:
-            container[frame[2][-1]] = value
+            frame[0][frame[2][-1]] = value
             frame[2] = None
 
     def _scalar_event(self, event: Any) -> None:
-        frame = self.stack[-1] if self.stack else None
-        if frame is not None and isinstance(frame[0], dict) and frame[2] is None:
-            self._key(event, frame)
+        if self.stack and self.stack[-1][2] is None:
+            self._key(event, self.stack[-1])
             return
         path = self._place(event)
         self._add(self._scalar(event, path, value=True))
@@ -237,17 +248,24 @@ class _Builder:
     def _scalar(self, event: Any, path: KeyPath, *, value: bool) -> Any:
         """A scalar's value, read once per distinct tag, text and style; a value (not a key)
         must have a JSON type's tag, as the composer resolves it."""
-        memo = (event.tag, event.value, event.implicit, bool(event.style))
-        known = self.known.get(memo, _UNSET)
-        tag = known[0] if known is not _UNSET else event.tag
-        if known is _UNSET and (tag is None or tag == "!"):
-            tag = self.constructor.resolve(yaml.ScalarNode, event.value, event.implicit)  # type: ignore[no-untyped-call]
+        plain = event.tag is None and not event.style  # then its implicit is (True, False)
+        table = self.plain if plain else self.known
+        memo = event.value if plain else (event.tag, event.value, event.implicit, bool(event.style))
+        known = table.get(memo)
+        if known is None:
+            tag = event.tag
+            if tag is None or tag == "!":
+                tag = self.constructor.resolve(yaml.ScalarNode, event.value, event.implicit)  # type: ignore[no-untyped-call]
+            self._json_tag(tag, path, value=value)
+            node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+            known = table[memo] = (tag, self._value(node, path))
+        else:
+            self._json_tag(known[0], path, value=value)
+        return known[1]
+
+    def _json_tag(self, tag: str, path: KeyPath, *, value: bool) -> None:
         if value and tag not in _SCALARS:
             raise self.lines.error(f"{tag.rsplit(':', 1)[-1]} values are not JSON", path)
-        if known is _UNSET:
-            node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
-            known = self.known[memo] = (tag, self._value(node, path))
-        return known[1]
 
     def _value(self, node: Any, path: KeyPath) -> Any:
         """A scalar's value: quoted ones are strings; plain ones follow YAML 1.2 (see above)."""

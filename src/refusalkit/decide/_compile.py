@@ -518,13 +518,15 @@ class _Compiler:
                 hint="Declare it under field_classes (with reveal: true to show its values).",
             )
         reveal = field == "tool" or field_class in self.reveal
+        walk = WALK in parsed.rest
+        if declared is None:  # the parsed path's own plain keys and steps
+            rest, each = _split_each(parsed.rest)
+            return CondSpec(field, parsed.parts, cond, field_class, reveal, rest, each, every, walk)
         steps = (*(Step(StepKind.KEY, p) for p in parsed.parts), *parsed.rest)
-        walk = WALK in steps
-        if declared is not None:
-            self.check_case(declared, raw, where)
-            steps = _with_parse(steps, declared, lenient=walk)
-            if declared.get("resolve") and not walk:
-                steps = self.both_forms(steps)
+        self.check_case(declared, raw, where)
+        steps = _with_parse(steps, declared, lenient=walk)
+        if declared.get("resolve") and not walk:
+            steps = self.both_forms(steps)
         plain = next((i for i, s in enumerate(steps) if s.kind is not StepKind.KEY), len(steps))
         rest, each = _split_each(steps[plain:])
         parts = tuple(s.arg for s in steps[:plain])
