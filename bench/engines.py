@@ -333,7 +333,7 @@ def report_pack_load(results: dict[str, Any]) -> None:
                 _ratio_cell(row["refusalkit_vs_before_cpu"], 2),
             ]
         table.add_row(*cells)
-    console.print(table, width=160)
+    Console(width=170).print(table)
 
 
 def _ratio_cell(ratio: dict[str, float], digits: int) -> str:

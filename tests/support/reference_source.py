@@ -19,6 +19,7 @@ from refusalkit._internal.source import (
     KeyPath,
     Lines,
     _check_json_numbers,
+    _construct,
     _same,
     _show,
     core_scalar,
@@ -46,7 +47,7 @@ class _Builder:
         return self._scalar(node, path)
 
     def _scalar(self, node: Any, path: KeyPath) -> Any:
-        old = self.constructor.construct_object(node, deep=True)
+        old = _construct(self.constructor, node, self.lines, path)
         implicit = self.constructor.resolve(yaml.ScalarNode, node.value, (True, False))  # type: ignore[no-untyped-call]
         if node.style or node.tag != implicit:
             return old

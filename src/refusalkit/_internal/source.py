@@ -269,7 +269,7 @@ class _Builder:
 
     def _value(self, node: Any, path: KeyPath) -> Any:
         """A scalar's value: quoted ones are strings; plain ones follow YAML 1.2 (see above)."""
-        old = self.constructor.construct_object(node, deep=True)
+        old = _construct(self.constructor, node, self.lines, path)
         implicit = self.constructor.resolve(yaml.ScalarNode, node.value, (True, False))  # type: ignore[no-untyped-call]
         if node.style or node.tag != implicit:  # "" (libyaml) or None: plain
             return old  # quoted, or tagged explicitly (``!!str 1``)
@@ -284,6 +284,22 @@ class _Builder:
                 hint=f'Quote it ("{node.value}") or write the value you mean in YAML 1.2 form.',
             )
         return new
+
+
+def _construct(constructor: Any, node: Any, lines: Lines, path: KeyPath) -> Any:
+    """A scalar's YAML 1.1 value; one its tag cannot read (``!!int x``, ``!!bool maybe``, a key
+    tagged ``!foo``) is an error at its line, not a traceback."""
+    try:
+        return constructor.construct_object(node, deep=True)
+    except Exception as exc:  # each constructor fails in its own way
+        kind = node.tag.rsplit(":", 1)[-1]
+        raise PolicyError(
+            f"{node.value!r} is not a value of its tag ({kind})",
+            file=lines.source,
+            line=node.start_mark.line + 1,
+            key=format_path(path) or None,
+            hint="Remove the tag, or write a value of its type.",
+        ) from exc
 
 
 def _line(event: Any) -> int | None:
