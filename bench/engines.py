@@ -293,7 +293,7 @@ def _pack_row(walls: dict[str, list[float]], cpus: dict[str, list[float]]) -> di
     row: dict[str, Any] = {
         kind: {"median_s": statistics.median(v), "min_s": min(v), "max_s": max(v),
                "cpu_median_s": statistics.median(cpus[kind]), "cpu_min_s": min(cpus[kind]),
-               "cpu_max_s": max(cpus[kind])}
+               "cpu_max_s": max(cpus[kind]), "rounds_s": v, "rounds_cpu_s": cpus[kind]}
         for kind, v in walls.items()
     }  # fmt: skip
     row["refusalkit_vs_cedar"] = _ratios(walls["refusalkit"], walls["cedar"])
