@@ -303,8 +303,9 @@ class RuleSet:
     def __init__(self, rules: tuple[CompiledRule, ...]) -> None:
         self.rules = rules
         self._cache: dict[str, Plan] = {}
-        self._named = frozenset(name for rule in rules for name in _tool_names(rule) or ())
-        self._open = tuple(rule for rule in rules if _tool_names(rule) is None)
+        names = [_tool_names(rule) for rule in rules]
+        self._named = frozenset(name for found in names for name in found or ())
+        self._open = tuple(rule for rule, found in zip(rules, names, strict=True) if found is None)
         self._open_blind = not any(
             c.path == "tool" for rule in self._open for conds in rule.branches for c in conds
         )
