@@ -244,7 +244,7 @@ def test_no_trail_carries_request_keys_or_values(args: dict[str, Any]) -> None:
     assert MARK not in json.dumps(decision.to_dict(), ensure_ascii=False)
 
 
-# -- tagged scalars their tag cannot read -----------------------------------------------------------
+# -- tagged scalars their tag cannot read ----------------------------------------------------------
 
 
 @pytest.mark.parametrize(
