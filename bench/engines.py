@@ -10,12 +10,17 @@ the verdicts must agree; then the columns take turns on chunks of the stream, on
 
 Pack load: the same rules scaled to 50, 200 and 1,000 (each of the 50 repeated with its patterns
 varied), loaded from a file by refusalkit (``load_pack``: parse, validate, compile) and by Cedar
-(read the file, ``PolicySet.from_str``), the two in turn inside each round; medians over rounds
-with the min-max range, and the median CPU time of each load beside its wall-clock time.
+(read the file, ``PolicySet.from_str``), each load in a process of its own (as every ``decide``
+process pays it: no pattern of the timed pack is in any cache), the loaders in turn inside each
+round; medians over rounds with the min-max range, CPU time beside wall-clock time, and ratios
+taken within each round. ``--peer-src DIR`` adds the refusalkit of another checkout's ``src``
+(first on its ``PYTHONPATH``: ``git worktree add /tmp/base main``, then ``/tmp/base/src``) as
+"before", in the same rounds.
 
     python bench/engines.py              # 20k requests, then pack load
     python bench/engines.py --quick      # 3k requests, then pack load
     python bench/engines.py --pack-load  # pack load only
+    python bench/engines.py --pack-load --peer-src /tmp/base/src   # beside the code before
 
 Prints a table and writes ``bench/results/engines.json``.
 """
@@ -27,6 +32,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -55,7 +61,6 @@ from decide import (
     policy_rules,
     refusalkit_engine,
 )
-from refusalkit.decide import load_pack
 from refusalkit.engines import AgtAdapter, CedarAdapter, EngineMapping, RegoAdapter
 from refusalkit.keyring import Keyring
 
@@ -195,11 +200,12 @@ def _timed(columns: dict[str, tuple[Column, list[dict[str, Any]]]]) -> dict[str,
 # -- pack load ------------------------------------------------------------------------------------
 
 
-def scaled_rules(n: int) -> list[tuple[str, str, str, str, str, str]]:
-    """The 50 rules repeated to ``n``, each copy's id and pattern varied (networks kept)."""
+def scaled_rules(n: int, first: int = 0) -> list[tuple[str, str, str, str, str, str]]:
+    """The 50 rules repeated to ``n``, each copy's id and pattern varied (networks kept); from
+    copy ``first // 50`` on (the warm-up pack shares no pattern with the packs timed)."""
     base = policy_rules()
     out = []
-    for i in range(n):
+    for i in range(first, first + n):
         rid, effect, tool, field, kind, pattern = base[i % len(base)]
         copy = i // len(base)
         if copy and kind in ("suffix", "under", "contains", "equals") and pattern:
@@ -208,73 +214,130 @@ def scaled_rules(n: int) -> list[tuple[str, str, str, str, str, str]]:
     return out
 
 
-def _pack_files(folder: Path, n: int) -> tuple[Path, Path]:
+def _pack_files(folder: Path, n: int, first: int = 0) -> tuple[Path, Path]:
     """The ``n``-rule policy as a refusalkit YAML pack and as a Cedar policy file."""
     original = decide.policy_rules
-    decide.policy_rules = lambda: scaled_rules(n)  # both writers read the module's rules
+    decide.policy_rules = lambda: scaled_rules(n, first)  # both writers read the module's rules
     try:
-        ours = folder / f"pack-{n}.yaml"
+        ours = folder / f"pack-{n}-{first}.yaml"
         ours.write_text(yaml.safe_dump(decide.refusalkit_pack(), sort_keys=False))
-        cedar = folder / f"policy-{n}.cedar"
+        cedar = folder / f"policy-{n}-{first}.cedar"
         cedar.write_text(decide.cedar_text())
     finally:
         decide.policy_rules = original
     return ours, cedar
 
 
-def _seconds(load: Callable[[], object]) -> tuple[float, float]:
-    """Wall-clock and CPU seconds of one load (CPU time is what a busy machine does not inflate)."""
-    started, cpu = time.perf_counter(), time.process_time()
-    load()
-    return time.perf_counter() - started, time.process_time() - cpu
+# One load in a process of its own, as every ``decide`` process pays it: the libraries imported
+# and a small pack of other patterns loaded first (the schema compiled, nothing of the timed pack
+# kept), then the timed load: wall-clock and CPU seconds (CPU time, which a busy machine inflates
+# least).
+_CHILD = """
+import json, sys, time
+kind, path, warm = sys.argv[1:4]
+if kind == "cedar":
+    import cedarpy
+    def load(p): return cedarpy.PolicySet.from_str(open(p, encoding="utf-8").read())
+else:
+    from refusalkit.decide import load_pack as load
+load(warm)
+wall, cpu = time.perf_counter(), time.process_time()
+load(path)
+print(json.dumps([time.perf_counter() - wall, time.process_time() - cpu]))
+"""
 
 
-def pack_load(rounds: int = 5, sizes: tuple[int, ...] = (50, 200, 1000)) -> dict[str, Any]:
-    """Seconds to load each pack, refusalkit and Cedar in turn inside each round (a small pack
-    is loaded first, so the schema and the libraries are warm: what is timed is the pack)."""
+def _child_load(kind: str, path: Path, warm: Path, src: Path | None) -> tuple[float, float]:
+    env = dict(os.environ)
+    if src is not None:  # another checkout's refusalkit, first on the path
+        env["PYTHONPATH"] = str(src.resolve())
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, kind, str(path), str(warm)],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    wall, cpu = json.loads(done.stdout)
+    return float(wall), float(cpu)
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def pack_load(
+    rounds: int = 5, sizes: tuple[int, ...] = (50, 200, 1000), peer_src: Path | None = None
+) -> dict[str, Any]:
+    """Seconds to load each pack, each load in a fresh process, refusalkit and Cedar (and the
+    refusalkit of ``peer_src``, "before") in turn inside each round, the order rotating."""
+    kinds = ["refusalkit", "cedar"] + (["before"] if peer_src is not None else [])
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        files = {n: _pack_files(Path(tmp), n) for n in sizes}
-        load_pack(files[sizes[0]][0])
-        cedarpy.PolicySet.from_str(files[sizes[0]][1].read_text())
-        for n, (ours, cedar) in files.items():
-            loaders: dict[str, Callable[[], object]] = {
-                "refusalkit": lambda p=ours: load_pack(p),
-                "cedar": lambda p=cedar: cedarpy.PolicySet.from_str(p.read_text()),
-            }
-            times: dict[str, list[float]] = {"refusalkit": [], "cedar": []}
-            cpu: dict[str, list[float]] = {"refusalkit": [], "cedar": []}
+        warm = _pack_files(Path(tmp), 20, first=50 * 900)
+        for n in sizes:
+            files = _pack_files(Path(tmp), n)
+            walls: dict[str, list[float]] = {kind: [] for kind in kinds}
+            cpus: dict[str, list[float]] = {kind: [] for kind in kinds}
             for r in range(rounds):
-                order = ("refusalkit", "cedar") if r % 2 == 0 else ("cedar", "refusalkit")
-                for name in order:
-                    wall, used = _seconds(loaders[name])
-                    times[name].append(wall)
-                    cpu[name].append(used)
-            ratios = [a / b for a, b in zip(times["refusalkit"], times["cedar"], strict=True)]
-            out[str(n)] = {
-                name: {"median_s": statistics.median(v), "min_s": min(v), "max_s": max(v),
-                       "cpu_median_s": statistics.median(cpu[name])}
-                for name, v in times.items()
-            } | {"refusalkit_vs_cedar": {"median": statistics.median(ratios),
-                                          "min": min(ratios), "max": max(ratios)}}  # fmt: skip
+                for kind in kinds[r % len(kinds) :] + kinds[: r % len(kinds)]:
+                    cedar = kind == "cedar"
+                    src = peer_src if kind == "before" else None
+                    args = (files[1], warm[1]) if cedar else (files[0], warm[0])
+                    wall, cpu = _child_load("cedar" if cedar else "refusalkit", *args, src)
+                    walls[kind].append(wall)
+                    cpus[kind].append(cpu)
+            out[str(n)] = _pack_row(walls, cpus)
     return out
 
 
+def _pack_row(walls: dict[str, list[float]], cpus: dict[str, list[float]]) -> dict[str, Any]:
+    """Medians (min-max) per loader; ratios taken within each round, then their median."""
+    row: dict[str, Any] = {
+        kind: {"median_s": statistics.median(v), "min_s": min(v), "max_s": max(v),
+               "cpu_median_s": statistics.median(cpus[kind]), "cpu_min_s": min(cpus[kind]),
+               "cpu_max_s": max(cpus[kind]), "rounds_s": v, "rounds_cpu_s": cpus[kind]}
+        for kind, v in walls.items()
+    }  # fmt: skip
+    row["refusalkit_vs_cedar"] = _ratios(walls["refusalkit"], walls["cedar"])
+    row["refusalkit_vs_cedar_cpu"] = _ratios(cpus["refusalkit"], cpus["cedar"])
+    if "before" in cpus:
+        row["refusalkit_vs_before_cpu"] = _ratios(cpus["refusalkit"], cpus["before"])
+    return row
+
+
+def _ratios(ours: list[float], theirs: list[float]) -> dict[str, float]:
+    return _spread([a / b for a, b in zip(ours, theirs, strict=True)])
+
+
 def report_pack_load(results: dict[str, Any]) -> None:
-    table = Table(title="pack load from a file: medians over rounds (min-max)")
-    columns = ("rules", "refusalkit s", "Cedar s", "refusalkit / Cedar", "CPU s (ours, Cedar)")
+    table = Table(title="pack load from a file, a process per load: medians over rounds (min-max)")
+    before = any("before" in row for row in results.values())
+    columns = ["rules", "refusalkit s", "Cedar s", "refusalkit / Cedar", "CPU s (ours, Cedar)",
+               "CPU ours / Cedar"]  # fmt: skip
+    columns += ["before s", "CPU before s", "CPU ours / before"] if before else []
     for column in columns:
         table.add_column(column, justify="right")
     for n, row in results.items():
         ours, cedar, ratio = row["refusalkit"], row["cedar"], row["refusalkit_vs_cedar"]
-        table.add_row(
+        cells = [
             n,
             f"{ours['median_s']:.3f} ({ours['min_s']:.3f}-{ours['max_s']:.3f})",
             f"{cedar['median_s']:.4f} ({cedar['min_s']:.4f}-{cedar['max_s']:.4f})",
             f"{ratio['median']:.1f} ({ratio['min']:.1f}-{ratio['max']:.1f})",
             f"{ours['cpu_median_s']:.3f}, {cedar['cpu_median_s']:.4f}",
-        )
-    console.print(table)
+            _ratio_cell(row["refusalkit_vs_cedar_cpu"], 1),
+        ]
+        if before:
+            old = row["before"]
+            cells += [
+                f"{old['median_s']:.3f} ({old['min_s']:.3f}-{old['max_s']:.3f})",
+                f"{old['cpu_median_s']:.3f} ({old['cpu_min_s']:.3f}-{old['cpu_max_s']:.3f})",
+                _ratio_cell(row["refusalkit_vs_before_cpu"], 2),
+            ]
+        table.add_row(*cells)
+    Console(width=170).print(table)
+
+
+def _ratio_cell(ratio: dict[str, float], digits: int) -> str:
+    return f"{ratio['median']:.{digits}f} ({ratio['min']:.{digits}f}-{ratio['max']:.{digits}f})"
 
 
 def main() -> None:
@@ -282,11 +345,15 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="3k requests instead of 20k")
     parser.add_argument("--count", type=int, default=None, help="number of requests")
     parser.add_argument("--pack-load", action="store_true", help="only the pack-load rows")
+    parser.add_argument("--rounds", type=int, default=5, help="pack-load rounds")
+    parser.add_argument(
+        "--peer-src", type=Path, default=None, help="pack load also with another checkout's src"
+    )
     options = parser.parse_args()
     if options.pack_load:
-        results = pack_load()
+        results = pack_load(options.rounds, peer_src=options.peer_src)
         report_pack_load(results)
-        write_pack_load(results)
+        write_pack_load(results, options.peer_src)
         return
     count = options.count or (3_000 if options.quick else 20_000)
     if hasattr(os, "sched_setaffinity"):
@@ -309,17 +376,18 @@ def main() -> None:
     console.print(f"all columns agree on {count:,} requests ({refused:,} refused)")
     results = _timed(columns)
     report_table(results, count)
-    loads = pack_load()
+    loads = pack_load(options.rounds, peer_src=options.peer_src)
     report_pack_load(loads)
     write_report(results, count, refused, loads)
 
 
-def write_pack_load(loads: dict[str, Any]) -> None:
+def write_pack_load(loads: dict[str, Any], peer_src: Path | None = None) -> None:
     """Only the pack-load rows (``--pack-load``): into the report, the rest kept as it was."""
     report = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
     load = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
     when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    report["pack_load"] = {"measured_utc": when, "load_average_1m": load, "packs": loads}
+    report["pack_load"] = {"measured_utc": when, "load_average_1m": load, "packs": loads,
+                           "before_src": None if peer_src is None else str(peer_src)}  # fmt: skip
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     console.print(f"load average (1 min): {load}; wrote {RESULTS}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import json
 from pathlib import Path
@@ -165,3 +167,22 @@ def test_a_class_both_sensitive_and_revealed_is_a_load_error(tmp_path: Path) -> 
     assert caught.value.line == 4
     pack.write_text(pack.read_text().replace("sensitive: true, ", ""))
     assert load_pack(pack).id == "p"
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+@pytest.mark.parametrize("text", [GOOD, GOOD.replace("allow", "permit")])
+def test_a_load_leaves_the_garbage_collector_as_it_found_it(
+    tmp_path: Path, text: str, enabled: bool
+) -> None:
+    """The collector is held off during a load (``_pack.py``), and restored after it, whether
+    the pack loads or not; one the caller had disabled stays disabled."""
+    gc.enable() if enabled else gc.disable()
+    try:
+        with contextlib.suppress(PolicyError):
+            load_pack(write(tmp_path, text))
+        assert gc.isenabled() is enabled
+        with pytest.raises(PolicyError):
+            Pack.from_mapping({"policy": "p"})
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()

@@ -242,3 +242,24 @@ _VALUES = st.one_of(_SECRET_TEXT, st.integers(), st.lists(_SECRET_TEXT, max_size
 def test_no_trail_carries_request_keys_or_values(args: dict[str, Any]) -> None:
     decision = _LEAK_DP.decide({"tool": "t", "args": args})
     assert MARK not in json.dumps(decision.to_dict(), ensure_ascii=False)
+
+
+# -- tagged scalars their tag cannot read ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [("version: !!int x", "version"), ("version: !!bool maybe", "version"),
+     ("version: !!float y", "version"), ("!foo k: 1", "k"), ("!!binary a: 1", "a"),
+     ("!!int x: 1", "x")],
+)  # fmt: skip
+def test_a_value_its_tag_cannot_read_is_an_error_at_its_line(
+    tmp_path: Path, line: str, key: str
+) -> None:
+    text = "policy: p\nrules: []\n" + line + "\n"
+    with pytest.raises(PolicyError, match="is not a value of its tag") as caught:
+        load_pack(write(tmp_path, text))
+    assert (caught.value.line, caught.value.key) == (3, key)
+    result = CliRunner().invoke(refusalkit.cli.app, ["policy", "check", str(write(tmp_path, text))])
+    assert result.exit_code != 0
+    assert "Traceback" not in result.stderr + result.stdout

@@ -1,9 +1,9 @@
 """Reading a pack file into plain JSON data plus a map from key paths to line numbers.
 
-YAML (and JSON, which YAML 1.2 contains) is *composed* into PyYAML nodes, whose marks carry line
-numbers; we build the data from the nodes ourselves so that every key path knows its line,
-duplicate keys are an error, and only JSON types come out (docs/design/policy.md: errors name
-file, line and key).
+YAML (and JSON, which YAML 1.2 contains) is read as PyYAML's parse events (libyaml's, where PyYAML
+has it), whose marks carry line numbers; we build the data from the events ourselves so that every
+key path knows its line, duplicate keys are an error, and only JSON types come out
+(docs/design/policy.md: errors name file, line and key).
 
 Loading is safe against a hostile pack author (docs/policy.md, Safe loading):
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,25 +138,138 @@ def _show(value: Any) -> str:
     )
 
 
+_UNSET: Any = object()
+_LIST: Any = object()  # the third member of a list's frame (a map's holds its pending key path)
+
+
 class _Builder:
+    """The data of a document from its parse events, with the line of every key path.
+
+    What it builds is what composing the document into nodes and building the data from the
+    nodes gave (``tests/support/reference_source.py``, pinned by
+    tests/decide/test_reader.py), in one pass over the events: libyaml's composer asks the
+    Python resolver for every node's tag, and each scalar was resolved and constructed again.
+    A scalar's value depends only on its tag, text and style, so each distinct one is read
+    once. The first error building the data is kept (``failure``) and raised once the whole
+    stream has parsed: an alias, a depth or a syntax error anywhere comes first, as it did.
+    """
+
     def __init__(self, lines: Lines, *, json_text: bool = False) -> None:
         self.lines = lines
         self.json_text = json_text  # JSON is YAML 1.2: its numbers are never ambiguous
         self.constructor = yaml.SafeLoader("")
+        self.plain: dict[Any, tuple[str, Any]] = {}  # untagged plain scalars: tag and value
+        self.known: dict[Any, tuple[str, Any]] = {}  # the others
+        # per open collection: [container, its path, _LIST or the map's pending key path (None:
+        # a key comes next)]
+        self.stack: list[list[Any]] = []
+        self.root: Any = _UNSET
+        self.failure: Exception | None = None
+        self.start_mark: Any = None  # the first document's
+        self.handlers: dict[type, Callable[[Any], None]] = {
+            yaml.ScalarEvent: self._scalar_event,
+            yaml.MappingStartEvent: self._start,
+            yaml.SequenceStartEvent: self._start,
+            yaml.MappingEndEvent: self._end,
+            yaml.SequenceEndEvent: self._end,
+        }
 
-    def build(self, node: yaml.Node, path: KeyPath) -> Any:
-        self.lines.lines.setdefault(path, node.start_mark.line + 1)
-        if isinstance(node, yaml.MappingNode):
-            return self._mapping(node, path)
-        if isinstance(node, yaml.SequenceNode):
-            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        if node.tag not in _SCALARS:
-            raise self.lines.error(f"{node.tag.rsplit(':', 1)[-1]} values are not JSON", path)
-        return self._scalar(node, path)
+    def event(self, event: Any) -> None:
+        """Add one event of the first document (nothing more once building has failed)."""
+        handler = self.handlers.get(type(event))
+        if handler is None or self.failure is not None:
+            return
+        try:
+            handler(event)
+        except Exception as exc:  # noqa: BLE001 (raised after the stream has parsed)
+            self.failure = exc
 
-    def _scalar(self, node: Any, path: KeyPath) -> Any:
+    def _start(self, event: Any) -> None:
+        path = self._place(event)
+        if type(event) is yaml.MappingStartEvent:
+            self.stack.append([{}, path, None])
+        else:
+            self.stack.append([[], path, _LIST])
+
+    def _end(self, _event: Any) -> None:
+        self._add(self.stack.pop()[0])
+
+    def _place(self, event: Any) -> KeyPath:
+        """The key path of the node ``event`` starts (recording its line), checking that a
+        collection is not a key."""
+        path: KeyPath
+        if not self.stack:
+            path = ()
+        else:
+            container, where, pending = self.stack[-1]
+            if pending is _LIST:
+                path = (*where, len(container))
+            elif pending is None:
+                raise self.lines.error("keys must be strings, not maps or lists", where)
+            else:
+                path = pending
+        self.lines.lines.setdefault(path, event.start_mark.line + 1)
+        return path
+
+    def _add(self, value: Any) -> None:
+        if not self.stack:
+            self.root = value
+            return
+        frame = self.stack[-1]
+        if frame[2] is _LIST:
+            frame[0].append(value)
+        else:
+            frame[0][frame[2][-1]] = value
+            frame[2] = None
+
+    def _scalar_event(self, event: Any) -> None:
+        if self.stack and self.stack[-1][2] is None:
+            self._key(event, self.stack[-1])
+            return
+        path = self._place(event)
+        self._add(self._scalar(event, path, value=True))
+
+    def _key(self, event: Any, frame: list[Any]) -> None:
+        path, out = frame[1], frame[0]
+        key = self._scalar(event, (*path, str(event.value)), value=False)
+        if not isinstance(key, str):
+            raise self.lines.error(f"keys must be strings, not {key!r}", (*path, str(key)))
+        if key in out:
+            raise PolicyError(
+                "duplicate key",
+                file=self.lines.source,
+                line=event.start_mark.line + 1,
+                key=format_path((*path, key)),
+                hint=self.lines.hint,
+            )
+        frame[2] = (*path, key)
+        self.lines.lines[frame[2]] = event.start_mark.line + 1
+
+    def _scalar(self, event: Any, path: KeyPath, *, value: bool) -> Any:
+        """A scalar's value, read once per distinct tag, text and style; a value (not a key)
+        must have a JSON type's tag, as the composer resolves it."""
+        plain = event.tag is None and not event.style  # then its implicit is (True, False)
+        table = self.plain if plain else self.known
+        memo = event.value if plain else (event.tag, event.value, event.implicit, bool(event.style))
+        known = table.get(memo)
+        if known is None:
+            tag = event.tag
+            if tag is None or tag == "!":
+                tag = self.constructor.resolve(yaml.ScalarNode, event.value, event.implicit)  # type: ignore[no-untyped-call]
+            self._json_tag(tag, path, value=value)
+            node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+            known = table[memo] = (tag, self._value(node, path))
+        else:
+            self._json_tag(known[0], path, value=value)
+        return known[1]
+
+    def _json_tag(self, tag: str, path: KeyPath, *, value: bool) -> None:
+        if value and tag not in _SCALARS:
+            raise self.lines.error(f"{tag.rsplit(':', 1)[-1]} values are not JSON", path)
+
+    def _value(self, node: Any, path: KeyPath) -> Any:
         """A scalar's value: quoted ones are strings; plain ones follow YAML 1.2 (see above)."""
-        old = self.constructor.construct_object(node, deep=True)
+        old = _construct(self.constructor, node, self.lines, path)
         implicit = self.constructor.resolve(yaml.ScalarNode, node.value, (True, False))  # type: ignore[no-untyped-call]
         if node.style or node.tag != implicit:  # "" (libyaml) or None: plain
             return old  # quoted, or tagged explicitly (``!!str 1``)
@@ -172,26 +285,21 @@ class _Builder:
             )
         return new
 
-    def _mapping(self, node: yaml.MappingNode, path: KeyPath) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise self.lines.error("keys must be strings, not maps or lists", path)
-            key = self._scalar(key_node, (*path, str(key_node.value)))
-            if not isinstance(key, str):
-                raise self.lines.error(f"keys must be strings, not {key!r}", (*path, str(key)))
-            if key in out:
-                line = key_node.start_mark.line + 1
-                raise PolicyError(
-                    "duplicate key",
-                    file=self.lines.source,
-                    line=line,
-                    key=format_path((*path, key)),
-                    hint=self.lines.hint,
-                )
-            self.lines.lines[(*path, key)] = key_node.start_mark.line + 1
-            out[key] = self.build(value_node, (*path, key))
-        return out
+
+def _construct(constructor: Any, node: Any, lines: Lines, path: KeyPath) -> Any:
+    """A scalar's YAML 1.1 value; one its tag cannot read (``!!int x``, ``!!bool maybe``, a key
+    tagged ``!foo``) is an error at its line, not a traceback."""
+    try:
+        return constructor.construct_object(node, deep=True)
+    except Exception as exc:  # each constructor fails in its own way
+        kind = node.tag.rsplit(":", 1)[-1]
+        raise PolicyError(
+            f"{node.value!r} is not a value of its tag ({kind})",
+            file=lines.source,
+            line=node.start_mark.line + 1,
+            key=format_path(path) or None,
+            hint="Remove the tag, or write a value of its type.",
+        ) from exc
 
 
 def _line(event: Any) -> int | None:
@@ -199,22 +307,65 @@ def _line(event: Any) -> int | None:
     return mark.line + 1 if mark is not None else None
 
 
-def _scan(text: str, source: str, hint: str | None) -> None:
-    """Refuse aliases and deep nesting from the event stream, before anything is composed (the
-    parser keeps its own stack; the composer and everything after it recurse)."""
-    depth = 0
-    for event in yaml.parse(text, Loader=_PARSER):
-        if isinstance(event, yaml.AliasEvent):
-            problem = f"YAML aliases are not supported (*{event.anchor})"
-            fix = "Write the value out where it is used; packs take no aliases."
-            raise PolicyError(problem, file=source, line=_line(event), hint=hint or fix)
-        if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
-            depth += 1
-            if depth > MAX_DEPTH:
-                problem, fix = f"nested deeper than {MAX_DEPTH} levels", _FLATTEN
-                raise PolicyError(problem, file=source, line=_line(event), hint=hint or fix)
-        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
-            depth -= 1
+def _refuse(event: Any, depth: int, source: str, hint: str | None) -> None:
+    """Aliases and deep nesting are refused as the parser meets them, before anything more is
+    read (the parser keeps its own stack; nothing after it recurses past ``MAX_DEPTH``)."""
+    if isinstance(event, yaml.AliasEvent):
+        problem = f"YAML aliases are not supported (*{event.anchor})"
+        fix = "Write the value out where it is used; packs take no aliases."
+        raise PolicyError(problem, file=source, line=_line(event), hint=hint or fix)
+    if depth > MAX_DEPTH:
+        problem, fix = f"nested deeper than {MAX_DEPTH} levels", _FLATTEN
+        raise PolicyError(problem, file=source, line=_line(event), hint=hint or fix)
+
+
+class _Reader:
+    """One pass over a stream's events: refusals first, then what the composer would refuse
+    (a second document, an anchor used twice in the first), then the builder's first error."""
+
+    def __init__(self, builder: _Builder, source: str, hint: str | None) -> None:
+        self.builder, self.source, self.hint = builder, source, hint
+        self.depth = self.documents = 0
+        self.anchors: dict[str, Any] = {}
+        self.composer: yaml.MarkedYAMLError | None = None
+
+    def read(self, text: str) -> None:
+        for event in yaml.parse(text, Loader=_PARSER):
+            kind = type(event)
+            if kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+                self.depth += 1
+            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                self.depth -= 1
+            elif kind is yaml.DocumentStartEvent:
+                self.documents += 1
+                if self.documents == 2:
+                    self._composer_error(
+                        "expected a single document in the stream", self.builder.start_mark,
+                        "but found another document", event.start_mark,
+                    )  # fmt: skip
+            if kind is yaml.AliasEvent or self.depth > MAX_DEPTH:
+                _refuse(event, self.depth, self.source, self.hint)
+            if self.documents == 1:
+                self._first_document(event)
+        if self.composer is not None:
+            raise self.composer
+
+    def _first_document(self, event: Any) -> None:
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            if anchor in self.anchors:
+                self._composer_error(
+                    "found duplicate anchor; first occurrence", self.anchors[anchor],
+                    "second occurrence", event.start_mark,
+                )  # fmt: skip
+            self.anchors[anchor] = event.start_mark
+        if type(event) is yaml.DocumentStartEvent:
+            self.builder.start_mark = event.start_mark
+        self.builder.event(event)
+
+    def _composer_error(self, context: str, first: Any, problem: str, mark: Any) -> None:
+        if self.composer is None:
+            self.composer = yaml.composer.ComposerError(context, first, problem, mark)
 
 
 def check_depth(data: Any, lines: Lines) -> None:
@@ -238,9 +389,9 @@ def parse_pack_text(
     ``json_text``: the text is JSON (already checked), whose plain numbers are YAML 1.2 ones.
     """
     lines = Lines(source, hint=hint)
+    builder = _Builder(lines, json_text=json_text)
     try:
-        _scan(text, source, hint)
-        node = yaml.compose(text, Loader=_PARSER)
+        _Reader(builder, source, hint).read(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -248,9 +399,11 @@ def parse_pack_text(
         raise PolicyError(problem, file=source, line=line, hint=hint) from exc
     except yaml.YAMLError as exc:
         raise PolicyError(f"not valid YAML/JSON: {exc}", file=source, hint=hint) from exc
-    if node is None:
+    if builder.failure is not None:
+        raise builder.failure
+    if builder.root is _UNSET:
         raise PolicyError("the file is empty", file=source, line=1, hint=hint)
-    data = _Builder(lines, json_text=json_text).build(node, ())
+    data = builder.root
     _check_json_numbers(data, lines)
     return data, lines
 

@@ -303,8 +303,9 @@ class RuleSet:
     def __init__(self, rules: tuple[CompiledRule, ...]) -> None:
         self.rules = rules
         self._cache: dict[str, Plan] = {}
-        self._named = frozenset(name for rule in rules for name in _tool_names(rule) or ())
-        self._open = tuple(rule for rule in rules if _tool_names(rule) is None)
+        names = [_tool_names(rule) for rule in rules]
+        self._named = frozenset(name for found in names for name in found or ())
+        self._open = tuple(rule for rule, found in zip(rules, names, strict=True) if found is None)
         self._open_blind = not any(
             c.path == "tool" for rule in self._open for conds in rule.branches for c in conds
         )
@@ -489,6 +490,7 @@ class _Compiler:
         self.kinds = {k: v for k, v in classes.items() if "kind" in v}
         _check_classes(classes, lines)
         self.sets = NamedSets(data.get("sets", {}), lines)
+        self.bare: dict[tuple[str, bool], Condition] = {}
 
     def spec(self, field: str, raw: Any, where: KeyPath, *, every: bool = False) -> CondSpec:
         try:
@@ -504,7 +506,7 @@ class _Compiler:
         kind = declared.get("kind") if declared is not None else None
         # a literal of a hidden class is withheld from the test text too (docs/design/decision.md)
         try:
-            cond = compile_condition(raw, hide_values=not shown, kind=kind)
+            cond = self.condition(raw, not shown, kind)
         except ConditionSpecError as exc:
             raise self.lines.error(str(exc), (*where, exc.key) if exc.key else where) from exc
         if labels is not None:
@@ -517,17 +519,29 @@ class _Compiler:
                 hint="Declare it under field_classes (with reveal: true to show its values).",
             )
         reveal = field == "tool" or field_class in self.reveal
+        walk = WALK in parsed.rest
+        if declared is None:  # the parsed path's own plain keys and steps
+            rest, each = _split_each(parsed.rest)
+            return CondSpec(field, parsed.parts, cond, field_class, reveal, rest, each, every, walk)
         steps = (*(Step(StepKind.KEY, p) for p in parsed.parts), *parsed.rest)
-        walk = WALK in steps
-        if declared is not None:
-            self.check_case(declared, raw, where)
-            steps = _with_parse(steps, declared, lenient=walk)
-            if declared.get("resolve") and not walk:
-                steps = self.both_forms(steps)
+        self.check_case(declared, raw, where)
+        steps = _with_parse(steps, declared, lenient=walk)
+        if declared.get("resolve") and not walk:
+            steps = self.both_forms(steps)
         plain = next((i for i, s in enumerate(steps) if s.kind is not StepKind.KEY), len(steps))
         rest, each = _split_each(steps[plain:])
         parts = tuple(s.arg for s in steps[:plain])
         return CondSpec(field, parts, cond, field_class, reveal, rest, each, every, walk)
+
+    def condition(self, raw: Any, hide: bool, kind: str | None) -> Condition:
+        """``compile_condition``, once per bare string: ``tool: fs.write`` in a hundred rules
+        is one ``Condition`` (it holds no state; ``CondSpec`` is the per-rule record)."""
+        if type(raw) is not str:
+            return compile_condition(raw, hide_values=hide, kind=kind)
+        cond = self.bare.get((raw, hide))
+        if cond is None:
+            cond = self.bare[raw, hide] = compile_condition(raw, hide_values=hide, kind=kind)
+        return cond
 
     def both_forms(self, steps: tuple[Step, ...]) -> tuple[Step, ...]:
         """``resolve: true``: the two forms of the path are checked as the elements of a list

@@ -75,9 +75,11 @@ class FieldPath(NamedTuple):
     rest: tuple[Step, ...]
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_field_path(text: str) -> FieldPath:
     """Parse ``a.b[*].c`` or ``a.**``; raises ``FieldPathError`` for a malformed path, two
-    ``[*]``, or a ``**`` that is not the last segment of a path without ``[*]``."""
+    ``[*]``, or a ``**`` that is not the last segment of a path without ``[*]``. Kept per path
+    (a pack names a few fields in many rules); the result is immutable."""
     steps: list[Step] = []
     segments = text.split(".")
     if "**" in segments:

@@ -10,6 +10,8 @@ RE2, which is linear in the input whatever the pattern.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable
 
 import re2
@@ -21,31 +23,21 @@ __all__ = ["compile_glob", "glob_to_regex"]
 _META = frozenset("*?")
 
 
+@functools.lru_cache(maxsize=4096)
 def glob_to_regex(glob: str) -> str:
     """The anchored RE2 regex equivalent of ``glob``.
 
     ``(?s)``: a value is a string, not a line, so ``**`` crosses ``\\n`` (as the string-method
-    fast paths do); ``*`` and ``?`` still stop only at ``/``.
+    fast paths do); ``*`` and ``?`` still stop only at ``/``. Kept per glob: a condition asks
+    for it when it compiles the glob and again for its combined pattern.
     """
-    out: list[str] = []
-    i = 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re2.escape(glob[i]))
-            i += 1
+    parts = _WILDCARDS.split(glob)  # literal runs at even places, wildcards at odd ones
+    out = [_WILDCARD_REGEX[part] if i % 2 else re2.escape(part) for i, part in enumerate(parts)]
     return "(?s)^" + "".join(out) + "$"
+
+
+_WILDCARDS = re.compile(r"(\*\*/|\*\*|\*|\?)")
+_WILDCARD_REGEX = {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}
 
 
 def _literal(text: str) -> bool:

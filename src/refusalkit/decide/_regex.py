@@ -16,6 +16,7 @@ and that Python parses without any warning; every other pattern goes to RE2 alon
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from collections.abc import Callable
@@ -40,6 +41,7 @@ _parser: Any = getattr(re, "_parser", None)
 _constants: Any = getattr(re, "_constants", None)
 
 Requirement = frozenset[str]
+_MEMO = 4096  # patterns whose analysis is kept: a pack's conditions ask it several times each
 
 
 def re2_compile(pattern: str) -> Any:
@@ -127,8 +129,12 @@ def shared_syntax(pattern: str) -> bool:
     return True
 
 
+@functools.lru_cache(maxsize=64)
 def _python_parse(pattern: str) -> Any:
-    """Python's parse of a ``shared_syntax`` pattern, or None (any error or warning)."""
+    """Python's parse of a ``shared_syntax`` pattern, or None (any error or warning).
+
+    The last few are kept (the literal shortcut, the prefilter and the needles of one condition
+    each read it, one after the other); a parse is only read, never changed."""
     if _parser is None or _constants is None or not shared_syntax(pattern):
         return None
     with warnings_as("error"):
@@ -151,18 +157,24 @@ def required_literals(pattern: str, *, folded: bool = False) -> Requirement | No
 def all_requirements(pattern: str, *, folded: bool = False) -> list[Requirement]:
     """Every requirement of ``pattern`` (each a set of literals of which a match holds one),
     most selective first; empty when none is known (``required_literals`` keeps the best)."""
+    return list(_all_requirements(pattern, folded))
+
+
+@functools.lru_cache(maxsize=_MEMO)
+def _all_requirements(pattern: str, folded: bool) -> tuple[Requirement, ...]:
     parsed = _python_parse(pattern)
     if parsed is None:
-        return []
+        return ()
     flags = _constants.SRE_FLAG_VERBOSE
     if not folded:
         flags |= _constants.SRE_FLAG_IGNORECASE
     if parsed.state.flags & flags:
-        return []
+        return ()
     found = [r for r in _requirements(list(parsed), _constants) if r and all(r)]
-    return sorted(found, key=lambda r: -min(map(len, r)))
+    return tuple(sorted(found, key=lambda r: -min(map(len, r))))
 
 
+@functools.lru_cache(maxsize=_MEMO)
 def regex_literal(pattern: str) -> str | None:
     """The text that ``pattern`` matches exactly when it is a plain literal, else None.
 

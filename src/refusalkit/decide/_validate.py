@@ -15,6 +15,7 @@ import jsonschema
 from jsonschema.exceptions import ValidationError, best_match
 
 from refusalkit._internal.source import Lines
+from refusalkit.decide._schemacheck import Check, UnsupportedKeywordError, compile_check
 from refusalkit.errors import PolicyError
 from refusalkit.schemas import load_schema
 
@@ -22,10 +23,32 @@ __all__ = ["validate_pack_data"]
 
 
 @cache
+def _inlined() -> dict[str, Any]:
+    return inline_refs(load_schema("policy-pack-v1"))
+
+
+@cache
 def _validator() -> jsonschema.protocols.Validator:
-    schema = load_schema("policy-pack-v1")
-    cls = jsonschema.validators.validator_for(schema)
-    return cls(inline_refs(schema))
+    cls = jsonschema.validators.validator_for(load_schema("policy-pack-v1"))
+    return cls(_inlined())
+
+
+@cache
+def _check() -> Check | None:
+    try:
+        return compile_check(_inlined())
+    except UnsupportedKeywordError:  # every pack is then validated by jsonschema alone
+        return None
+
+
+def _surely_valid(data: Any) -> bool:
+    """The compiled check's verdict (``_schemacheck.py``); false when it has none. A pack it
+    does not call valid is validated by jsonschema, whose errors are reported."""
+    check = _check()
+    try:
+        return check is not None and check(data)
+    except Exception:  # noqa: BLE001 (a value no JSON type compares with: jsonschema judges it)
+        return False
 
 
 _DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
@@ -123,6 +146,8 @@ def validate_pack_data(data: Any, lines: Lines) -> None:
     """Raise ``PolicyError`` at the first problem of ``data``; return when it is a valid pack."""
     _reserved_ids(data, lines)
     _ttl_only_on_approvals(data, lines)
+    if _surely_valid(data):
+        return
     errors = list(_validator().iter_errors(data))
     # An unknown key is usually the cause of the other errors ("efect" leaves "effect"
     # missing), so it is reported first, wherever it is, with its nearest valid spelling.
