@@ -32,6 +32,7 @@ import re2
 
 from refusalkit.chat._cues import matches, search_set
 from refusalkit.chat._pinned import read_pinned
+from refusalkit.chat._screen import screen
 
 __all__ = ["RULES_PATH", "RULES_SHA256", "GitleaksRules", "Leak", "load_rules", "shannon_entropy"]
 
@@ -156,7 +157,7 @@ class GitleaksRules:
             for i, r in enumerate(self.rules)
             if not r.id.startswith("generic") and any(len(k) <= 2 for k in r.keywords)
         ]
-        self._confirm = search_set(self.rules[i].rx.pattern for i in self._confirmable)
+        self._confirm = search_set(screen(self.rules[i].rx.pattern) for i in self._confirmable)
 
     def candidates(self, text: str, *, confirm: bool = True) -> list[Rule]:
         """The rules whose keywords occur in ``text`` (and those without keywords); with
