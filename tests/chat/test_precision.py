@@ -16,6 +16,7 @@ import uuid
 from datetime import datetime
 from pathlib import Path
 
+import phonenumbers
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -275,3 +276,80 @@ def test_a_time_written_after_a_phone_number_does_not_hide_it(tail: str) -> None
     do not make it one (a model cannot append ``:00`` to slip a number past)."""
     assert "private-data:phone" in kinds(f"call +44 20 7946 0958{tail} today")
     assert "private-data:phone" in kinds(f"call (212) 555-2368{tail} today")
+
+
+def phone_spans(text: str) -> list[str]:
+    return [text[f.start : f.end] for f in scan(text, REDACTOR) if f.kind == "private-data:phone"]
+
+
+@pytest.mark.parametrize(
+    ("text", "phone"),
+    [
+        ("+44 20 7946 0958 10:30", "+44 20 7946 0958"),
+        ("call +44 20 7946 0958 2 times", "+44 20 7946 0958"),
+        ("call +1 212 555 2368 10 times", "+1 212 555 2368"),
+        ("call 212 555 2368 10:30 today", "212 555 2368"),
+        ("call +44 20 7946 0958 12 34", "+44 20 7946 0958"),
+    ],
+)
+def test_digits_written_after_a_phone_number_do_not_hide_it(text: str, phone: str) -> None:
+    """Digits after a number join its run of digits and spaces (``0958 10:30``); the run as a
+    whole is no number, so its prefixes that end before a space are read too. The finding
+    covers the number, not what follows it."""
+    assert phone_spans(text) == [phone]
+
+
+def test_digits_after_a_national_number_do_not_hide_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REFUSALKIT_PHONE_REGION", "GB")
+    assert phone_spans("call 020 7946 0958 2 times") == ["020 7946 0958"]
+    assert phone_spans("call 020 7946 0958 10:30") == ["020 7946 0958"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ref 2123 4567 8901 2345 ok",  # a card-shaped run (Luhn fails): not a number and digits
+        "ref 2123 4567 8901 ok",  # three groups of 4: an identifier's digits
+        "ref 2123 4567 8901 23 ok",
+        "at 2026-12-02 02:11 UTC 5 runs",
+        "from 02.12.2026 14:30 3 rounds",
+        "version 2.4.1 10 items",
+        "INV-2026-000417 3 lines",
+    ],
+)
+def test_a_run_judged_whole_gives_no_phone_from_its_prefix(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In Norway ``2123 4567`` is a valid number: a longer run that reads as one number (a
+    card's or an identifier's digit groups), a date with its time, a version or an identifier
+    is still judged as a whole."""
+    monkeypatch.setenv("REFUSALKIT_PHONE_REGION", "NO")
+    assert kinds(text) == []
+
+
+def example_phones() -> list[str]:
+    """libphonenumber's example numbers, international format, that the guard finds alone."""
+    out = []
+    for region in sorted(phonenumbers.SUPPORTED_REGIONS):
+        number = phonenumbers.example_number_for_type(region, phonenumbers.PhoneNumberType.MOBILE)
+        if number is not None:
+            shown = phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.INTERNATIONAL)
+            if phone_spans(f"call {shown} today") == [shown]:
+                out.append(shown)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(example_phones()),
+    st.text("0123456789", min_size=1, max_size=8),
+    st.sampled_from(["", ":30", ":00:00", " times", " am", " 12", "."]),
+)
+def test_a_valid_phone_followed_by_a_space_and_digits_is_found(
+    phone: str, digits: str, tail: str
+) -> None:
+    text = f"call {phone} {digits}{tail} today"
+    found = [f for f in scan(text, REDACTOR) if f.kind == "private-data:phone"]
+    assert found, text
+    assert found[0].start == len("call "), text
+    assert found[0].end >= len("call ") + len(phone), text

@@ -7,7 +7,9 @@ This test imports internal modules only to pin a speed twin to its reference:
   gitleaks' common-keyword rules without a match (``_gitleaks``) against running them;
 * the view's one-pass deletions (``_view.build``) against applying every step's edits;
 * ``clean_text``'s UTF-8 test against the surrogate regex;
-* the view shared by the detectors of one text (``_detect``) against building it per call.
+* the view shared by the detectors of one text (``_detect``) against building it per call;
+* each pattern's screen in the set passes (``_screen``) against the pattern: it matches
+  wherever the pattern does.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ import re
 from functools import cache
 from pathlib import Path
 
+import re2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from refusalkit.chat import _detect, _personal, _secrets, _view
+from refusalkit.chat import _detect, _personal, _screen, _secrets, _view
 from refusalkit.chat._gitleaks import load_rules
 from refusalkit.chat._untrusted import clean_text
 
@@ -132,3 +135,46 @@ def test_a_str_subclass_cannot_borrow_another_texts_view() -> None:
     assert _detect.find_secrets(Impostor(benign)) == []
     found = _detect.find_secrets(Impostor("key AKIAQ3EGRT5WZ7XK2LMN"))
     assert [f.kind for f in found] == ["aws_access_key_id"]
+
+
+@cache
+def screened() -> tuple[tuple[object, object], ...]:
+    """Every pattern a set pass holds the screen of, beside its screen."""
+    rules = load_rules()
+    patterns = [x.rx for x in _secrets._CURATED] + [x.rx for x in _personal._DETECTORS]
+    patterns += [_secrets._ENCODED, _secrets._BROKEN, _secrets._LITERALS]
+    patterns += [rules.rules[i].rx for i in rules._confirmable]
+    return tuple((rx, re2.compile(_screen.screen(rx.pattern))) for rx in patterns)
+
+
+def _screens_cover(text: str) -> None:
+    for rx, screen in screened():
+        if rx.search(text) is not None:
+            assert screen.search(text) is not None, (rx.pattern, text)
+
+
+def test_each_screen_matches_wherever_its_pattern_does_on_the_corpus() -> None:
+    for text in corpus():
+        checked = clean_text(text)
+        _screens_cover(checked)
+        view = _view.build(checked)
+        if view is not None:
+            _screens_cover(view.text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(turns())
+def test_each_screen_matches_wherever_its_pattern_does(text: str) -> None:
+    _screens_cover(clean_text(text))
+
+
+def test_a_screen_widens_only_bounded_repetitions_and_a_leading_optional_run() -> None:
+    assert (
+        _screen.screen(r"(?i)[\w.-]{0,50}?key[ \t]{0,20}=[a-z]{10,150}")
+        == r"(?i)key[ \t]{0,}=[a-z]{10,}"
+    )
+    assert (
+        _screen.screen(r"a{2,4}[x{1,9}]\{1,9}\x{2019}{1,9}") == r"a{2,4}[x{1,9}]\{1,9}\x{2019}{1,}"
+    )
+    assert _screen.screen(r"[[:alpha:]]{1,9}\p{Greek}{0,9}") == r"[[:alpha:]]{1,}\p{Greek}{0,}"
+    assert _screen.screen(r"(?i)[a-z]{0,9}") == r"(?i)[a-z]{0,}"  # nothing would be left

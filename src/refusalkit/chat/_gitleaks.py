@@ -32,6 +32,7 @@ import re2
 
 from refusalkit.chat._cues import matches, search_set
 from refusalkit.chat._pinned import read_pinned
+from refusalkit.chat._screen import screen
 
 __all__ = ["RULES_PATH", "RULES_SHA256", "GitleaksRules", "Leak", "load_rules", "shannon_entropy"]
 
@@ -149,14 +150,15 @@ class GitleaksRules:
         options.case_sensitive = False
         options.max_mem = _MAX_MEM
         self._prefilter = search_set((re2.escape(k) for k in keywords), options)
-        # Rules with a one- or two-letter keyword ("ey", "s.", "sk") are candidates in nearly
-        # every text: one set pass over their own regexes says which of them can match at all.
+        # Rules with a one- or two-letter keyword ("ey", "s.", "sk") and the generic rule (its
+        # keywords "key", "api", "token" are in most prose) are candidates in nearly every text:
+        # one set pass over their screens says which of them can match at all.
         self._confirmable = [
             i
             for i, r in enumerate(self.rules)
-            if not r.id.startswith("generic") and any(len(k) <= 2 for k in r.keywords)
+            if r.id.startswith("generic") or any(len(k) <= 2 for k in r.keywords)
         ]
-        self._confirm = search_set(self.rules[i].rx.pattern for i in self._confirmable)
+        self._confirm = search_set(screen(self.rules[i].rx.pattern) for i in self._confirmable)
 
     def candidates(self, text: str, *, confirm: bool = True) -> list[Rule]:
         """The rules whose keywords occur in ``text`` (and those without keywords); with

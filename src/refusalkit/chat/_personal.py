@@ -40,6 +40,7 @@ from stdnum.us import ssn
 
 from refusalkit.chat._cues import matches, search_set
 from refusalkit.chat._finding import Finding, widest
+from refusalkit.chat._screen import screen
 
 __all__ = ["EVERY_DETECTOR", "PHONE_REGION_ENV", "find_private_data", "normalise", "phone_region"]
 
@@ -222,18 +223,49 @@ def _fictional(e164: str) -> bool:
 
 
 def _phone(text: str, m: Any) -> _Hit | None:
+    """A valid number: the whole candidate, else (digits written after a number, such as a
+    time, join its run) the longest of its prefixes that ends before a space, unless the run
+    reads as one number (``_phone_ends``)."""
     raw = m.group(0)
-    international = raw.startswith(("+", "00"))
     if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "-_/#."):
         return None  # part of an identifier (INV-2026-000417), a path or a version
     if _NOT_A_PHONE.search(raw):
         return None
+    for end in _phone_ends(raw):
+        e164 = _phone_number(text, m.start(), raw[:end])
+        if e164 is not None:
+            return _Hit(m.start(), m.start() + end, e164[1:])
+    return None
+
+
+def _phone_ends(raw: str) -> list[int]:
+    """Where a number in ``raw`` may end: at its end, then before each space (longest first),
+    unless ``raw`` is one number's digits: a card's (13 to 19 digits in a card's groups) or an
+    identifier's (three or more groups of 4)."""
+    groups = [len(p) for p in raw.split(" ") if p.isdigit()]
+    if len(groups) == raw.count(" ") + 1 and _one_number(groups):
+        return [len(raw)]
+    return [len(raw), *(i for i in range(len(raw) - 1, 0, -1) if raw[i] == " ")]
+
+
+def _one_number(groups: list[int]) -> bool:
+    if len(groups) >= 3 and set(groups) == {4}:
+        return True
+    return 13 <= sum(groups) <= 19 and _grouped(groups)
+
+
+def _phone_number(text: str, start: int, raw: str) -> str | None:
+    """The E.164 form of ``raw`` (at ``start`` in ``text``) when it is a phone number: valid,
+    not a date, not fictional, and a national one punctuated or beside a context word."""
+    international = raw.startswith(("+", "00"))
     if not international:
         punctuated = sum(c in " ().-" for c in raw) >= 1
-        if not (punctuated or _near(text, m.start(), _PHONE_WORDS)):
+        if not (punctuated or _near(text, start, _PHONE_WORDS)):
             return None
-    e164 = _e164(raw, None if international else phone_region())
-    return None if e164 is None or _fictional(e164) else _Hit(m.start(), m.end(), e164[1:])
+    if _NOT_A_PHONE.search(raw):
+        return None
+    e164 = _e164(raw.rstrip(" "), None if international else phone_region())
+    return None if e164 is None or _fictional(e164) else e164
 
 
 @functools.lru_cache(maxsize=1024)
@@ -388,7 +420,7 @@ _DETECTORS: tuple[_Detector, ...] = (
 )
 
 
-_SET = search_set(x.rx.pattern for x in _DETECTORS)
+_SET = search_set(screen(x.rx.pattern) for x in _DETECTORS)
 EVERY_DETECTOR = tuple(range(len(_DETECTORS)))
 
 

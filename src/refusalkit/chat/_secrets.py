@@ -34,6 +34,7 @@ import re2
 from refusalkit.chat._cues import matches, search_set
 from refusalkit.chat._finding import Finding, widest
 from refusalkit.chat._gitleaks import load_rules
+from refusalkit.chat._screen import screen
 from refusalkit.chat._values import (
     DOC_EXAMPLES,
     aws_body,
@@ -309,8 +310,10 @@ _LITERAL = re2.compile(r"[\"'`]([A-Za-z0-9_./+:=-]+)[\"'`]")
 # Two RE2 set passes per text say which curated patterns match anywhere in it, and whether the
 # encoded-run and split-token patterns do: a pattern the sets do not report has no match, so
 # skipping it changes nothing (``tests/chat/test_speed_twins.py`` pins this to running them all).
-_SET = search_set(x.rx.pattern for x in _CURATED)
-_EXTRAS = search_set([_ENCODED.pattern, _BROKEN.pattern, _LITERALS.pattern])
+# The sets hold each pattern's screen (``_screen``): wider, so a report may be spurious, never
+# missing.
+_SET = search_set(screen(x.rx.pattern) for x in _CURATED)
+_EXTRAS = search_set(screen(x.pattern) for x in (_ENCODED, _BROKEN, _LITERALS))
 _ENCODED_HIT, _BROKEN_HIT, _LITERALS_HIT = range(len(_CURATED), len(_CURATED) + 3)
 EVERY_PATTERN = tuple(range(len(_CURATED) + 3))  # what the sets choose from
 
