@@ -353,3 +353,34 @@ def test_a_valid_phone_followed_by_a_space_and_digits_is_found(
     assert found, text
     assert found[0].start == len("call "), text
     assert found[0].end >= len("call ") + len(phone), text
+
+
+@pytest.mark.parametrize(
+    ("text", "phone"),
+    [
+        ("call 0044 20 7946 0958 now", "0044 20 7946 0958"),
+        ("tel 00 44 20 7946 0958", "00 44 20 7946 0958"),
+        ("ring 0033 1 42 68 53 00 please", "0033 1 42 68 53 00"),
+        ("call 0044 20 7946 0958 10:30", "0044 20 7946 0958"),
+    ],
+)
+def test_a_number_dialled_with_the_international_prefix_00_is_found(text: str, phone: str) -> None:
+    """``00`` is the international call prefix most countries dial; ``0044 20 7946 0958`` is
+    the number ``+44 20 7946 0958`` and is found as that one."""
+    assert phone_spans(text) == [phone]
+    plus = text.replace(phone, "+" + phone[2:].lstrip(" "))
+    assert {f.token for f in scan(text, REDACTOR) if f.kind == "private-data:phone"} == {
+        f.token for f in scan(plus, REDACTOR) if f.kind == "private-data:phone"
+    }
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(example_phones()))
+def test_every_example_number_is_found_written_with_00(shown: str) -> None:
+    dialled = "00" + shown[1:]
+    assert phone_spans(f"call {dialled} today") == [dialled]
+
+
+def test_00_before_digits_that_are_no_number_is_no_finding() -> None:
+    assert kinds("build 0012 3456 7890 done") == []
+    assert kinds("offset 0000 0000 0000") == []

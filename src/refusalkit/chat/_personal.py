@@ -264,8 +264,14 @@ def _phone_number(text: str, start: int, raw: str) -> str | None:
             return None
     if _NOT_A_PHONE.search(raw):
         return None
-    e164 = _e164(raw.rstrip(" "), None if international else phone_region())
+    e164 = _e164(_dialled(raw.rstrip(" ")), None if international else phone_region())
     return None if e164 is None or _fictional(e164) else e164
+
+
+def _dialled(raw: str) -> str:
+    """``raw`` with the international call prefix most countries dial, ``00``, written as
+    ``+``: the form libphonenumber reads without a region."""
+    return "+" + raw[2:].lstrip(" ") if raw.startswith("00") else raw
 
 
 @functools.lru_cache(maxsize=1024)
