@@ -20,6 +20,15 @@ A seventh, ``refusalkit+args**``, adds the bundled pack's credential rule
 arguments, ``args.**``) in front of the kinds pack; it refuses nothing the 50 rules allow on this
 stream, so the verdicts still agree.
 
+Two more, ``rk:agent-tools`` and ``rk:agent-tools-narrowed``, measure ``args.**`` like for
+like: the bundled pack as shipped (attestation, scopes, schemas, filters and all) beside the same
+pack with its credential rules (``sensitive_path``, ``credential_ancestor``) narrowed to the
+``fs.*`` tools' ``path`` argument, the form before ``args.**``, each on the same mixed stream of
+that pack's tools (``BundledStream``), taken in turn with the others in every round. Both
+verdict sets are checked: they may differ only where a credential rule refuses a credential
+named outside an ``fs.*`` tool's ``path`` (a move's destination, a diff's path, a URL, a
+command), and those are counted by tool, field and rule (``agreement.bundled``).
+
 An eighth, ``cedar-batch``, is Cedar at its best: ``cedarpy.is_authorized_batch`` over each
 chunk of 500 requests, its policies and entities parsed once (checked to decide as the single
 call does); its per-decision figures are the chunk's time over its size.
