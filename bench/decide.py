@@ -20,6 +20,15 @@ A seventh, ``refusalkit+args**``, adds the bundled pack's credential rule
 arguments, ``args.**``) in front of the kinds pack; it refuses nothing the 50 rules allow on this
 stream, so the verdicts still agree.
 
+Two more, ``rk:agent-tools`` and ``rk:agent-tools-narrowed``, measure ``args.**`` like for
+like: the bundled pack as shipped (attestation, scopes, schemas, filters and all) beside the same
+pack with its credential rules (``sensitive_path``, ``credential_ancestor``) narrowed to the
+``fs.*`` tools' ``path`` argument, the form before ``args.**``, each on the same mixed stream of
+that pack's tools (``BundledStream``), taken in turn with the others in every round. Both
+verdict sets are checked: they may differ only where a credential rule refuses a credential
+named outside an ``fs.*`` tool's ``path`` (a move's destination, a diff's path, a URL, a
+command), and those are counted by tool, field and rule (``agreement.bundled``).
+
 An eighth, ``cedar-batch``, is Cedar at its best: ``cedarpy.is_authorized_batch`` over each
 chunk of 500 requests, its policies and entities parsed once (checked to decide as the single
 call does); its per-decision figures are the chunk's time over its size.
@@ -200,6 +209,73 @@ def refusalkit_engine(
         return decision.action.refuses, decision.matched_rule
 
     return dp.decide, verdict
+
+
+# -- the bundled pack as shipped, beside its credential rules narrowed ----------------------------
+
+CREDENTIAL_RULES = ("sensitive_path", "credential_ancestor")  # the bundled pack's, over args.**
+
+
+def narrowed_bundled() -> dict[str, Any]:
+    """The bundled agent-tools pack with its credential rules in the form before ``args.**``:
+    each ``**`` condition on the ``fs.*`` tools' ``path`` argument only. Everything else is
+    the pack as shipped (``code_paths`` keeps its ``args.**``: it had no other form)."""
+    data = load_pack(example_path("agent-tools.yaml")).data
+    rules = [_narrowed(r) if r["id"] in CREDENTIAL_RULES else r for r in data["rules"]]
+    return {**data, "rules": rules}
+
+
+def _narrowed(rule: dict[str, Any]) -> dict[str, Any]:
+    branches = rule["when"] if isinstance(rule["when"], list) else [rule["when"]]
+    narrowed = []
+    for branch in branches:
+        tool = branch.get("tool", {"glob": "fs.*"})
+        assert tool == {"glob": "fs.*"} or all(t.startswith("fs.") for t in tool["in"]), rule
+        rest = {("args.path" if k == "args.**" else k): v for k, v in branch.items() if k != "tool"}
+        narrowed.append({"tool": tool, **rest})
+    return {**rule, "when": narrowed}
+
+
+def bundled_engines() -> dict[str, tuple[Callable[[dict[str, Any]], Any], Any]]:
+    """The bundled pack as shipped and narrowed (``narrowed_bundled``), each with a keyring."""
+    packs = {
+        "rk:agent-tools": load_pack(example_path("agent-tools.yaml")),
+        "rk:agent-tools-narrowed": Pack.from_mapping(narrowed_bundled(), "narrowed"),
+    }
+    return {
+        name: (DecisionPoint(pack, Keyring.generate()).decide, _bundled_verdict)
+        for name, pack in packs.items()
+    }
+
+
+def _bundled_verdict(decision: Any) -> tuple[bool, str, str | None]:
+    """Refused or not, the decisive rule, and the field its decisive step names."""
+    step = next((s for s in decision.why_trail if s.decisive), None)
+    return decision.action.refuses, decision.matched_rule, None if step is None else step.field
+
+
+def check_bundled(requests: list[dict[str, Any]], engines: dict[str, Any]) -> dict[str, Any]:
+    """Both verdict sets: they may differ only where a credential rule over ``args.**`` refuses
+    a credential named outside an ``fs.*`` tool's ``path`` argument. Returns the counts of
+    each set and of those differences, by tool, rule and field."""
+    (ship, ship_verdict), (narrow, narrow_verdict) = engines.values()
+    counts = {"shipped_refused": 0, "narrowed_refused": 0, "differ": 0}
+    differ: dict[str, int] = {}
+    for index, request in enumerate(requests):
+        ours, theirs = ship_verdict(ship(request)), narrow_verdict(narrow(request))
+        counts["shipped_refused"] += ours[0]
+        counts["narrowed_refused"] += theirs[0]
+        if ours[:2] == theirs[:2]:
+            continue
+        fs_path = request["tool"].startswith("fs.") and ours[2] == "args.path"
+        if not ours[0] or ours[1] not in CREDENTIAL_RULES or ours[2] is None or fs_path:
+            raise SystemExit(
+                f"bundled verdicts differ on request {index} ({request}): {ours} {theirs}"
+            )
+        counts["differ"] += 1
+        key = f"{request['tool']} {ours[2]}: {ours[1]} (narrowed: {theirs[1]})"
+        differ[key] = differ.get(key, 0) + 1
+    return {**counts, "differences": dict(sorted(differ.items()))}
 
 
 # -- Cedar ---------------------------------------------------------------------------------------
@@ -398,10 +474,154 @@ def make_requests(count: int, seed: int = 7) -> list[dict[str, Any]]:
     return out
 
 
+# -- the bundled pack's stream ---------------------------------------------------------------------
+
+CREDENTIALS = [
+    ".env", ".env.local", ".envrc", ".ssh/id_rsa", ".ssh/id_ed25519", ".ssh/config",
+    ".aws/credentials", ".aws/config", ".npmrc", ".pypirc", ".netrc", ".git-credentials",
+    ".kube/config", ".docker/config.json", "terraform.tfstate", "deploy.pem", ".pgpass",
+]  # fmt: skip
+SOURCES = ["main.py", "app.py", "models.py", "views.py", "util.py", "README.md", "index.ts"]
+COMMANDS = [
+    "git status", "git diff --stat", "git log --oneline -n 20", "ls -la /workspace/src",
+    "pytest -q tests", "cat /workspace/README.md", "grep -n TODO src/app.py",
+    "python -m pytest -x tests/test_app.py", "make test", "npm test", "rm -rf /workspace/build",
+    "curl http://169.254.169.254/latest/", "cat ~/.aws/credentials | head",
+]  # fmt: skip
+COMMAND_SHARES = [12, 8, 8, 10, 12, 8, 8, 8, 6, 6, 2, 1, 2]
+SITES = [("docs.python.org", "151.101.0.223"), ("pypi.org", "151.101.64.223"),
+         ("github.com", "140.82.112.3"), ("10.0.3.7", "10.0.3.7")]  # fmt: skip
+TOKENS = {}  # agent: the example token of examples/requests.jsonl (the bundled example key)
+
+
+def example_tokens() -> dict[str, str]:
+    """Each agent's attestation token, as the bundled requests carry it."""
+    if not TOKENS:
+        for line in example_path("requests.jsonl").read_text(encoding="utf-8").splitlines():
+            try:
+                caller = json.loads(line).get("caller", {})
+            except (json.JSONDecodeError, AttributeError):
+                continue
+            if isinstance(caller, dict) and caller.get("token"):
+                TOKENS.setdefault(caller["agent"], caller["token"])
+    return TOKENS
+
+
+class BundledStream:
+    """A day of a coding agent's calls on the bundled pack's tools (examples/requests.jsonl
+    in proportion): mostly workspace reads, writes and read-only commands, a few credential
+    paths (about 7%), some of them named outside ``path`` (a move's destination, a diff's
+    path, a URL's path, a search's query)."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.sessions = [f"s-{n}" for n in range(40)]
+
+    def path(self, credential: float = 0.06) -> str:
+        rng = self.rng
+        if rng.random() < credential:
+            return rng.choice(["/workspace/", "/home/dev/", "/workspace/infra/"]) + rng.choice(
+                CREDENTIALS
+            )
+        folder = rng.choice(["src", "src", "tests", "docs", "config"])
+        return (
+            f"/workspace/{folder}/{rng.choice(PROJECTS)}/{rng.randrange(400)}_{rng.choice(SOURCES)}"
+        )
+
+    def fs_read(self) -> dict[str, Any]:
+        return {"tool": "fs.read", "args": {"path": self.path()}}
+
+    def fs_write(self) -> dict[str, Any]:
+        rng = self.rng
+        path = self.path(0.04)
+        if rng.random() < 0.03:
+            path = "/workspace/.github/workflows/ci.yml"
+        lines = rng.randrange(1, 40)
+        content = "".join(f"line {i} of {path.rsplit('/', 1)[-1]}\n" for i in range(lines))
+        return {"tool": "fs.write", "args": {"path": path, "content": content}}
+
+    def fs_move(self) -> dict[str, Any]:
+        rng = self.rng
+        tool = rng.choice(["fs.move", "fs.copy", "fs.delete"])
+        args: dict[str, Any] = {"path": self.path()}
+        if tool != "fs.delete":
+            args["destination"] = self.path(0.15)
+        return {"tool": tool, "args": args}
+
+    def shell(self) -> dict[str, Any]:
+        rng = self.rng
+        args: dict[str, Any] = {"command": rng.choices(COMMANDS, COMMAND_SHARES)[0]}
+        if rng.random() < 0.2:
+            args["timeout_s"] = rng.choice([30, 60, 300])
+        return {"tool": "shell.run", "args": args}
+
+    def fetch(self) -> dict[str, Any]:
+        rng = self.rng
+        host, address = rng.choice(SITES)
+        tail = (
+            rng.choice([".env", "config/.npmrc"])
+            if rng.random() < 0.05
+            else f"page/{rng.randrange(999)}"
+        )
+        args = {"url": f"https://{host}/{tail}", "host": address, "max_bytes": 2_000_000}
+        return {"tool": "net.fetch", "args": args}
+
+    def git(self) -> dict[str, Any]:
+        rng = self.rng
+        pick = rng.random()
+        if pick < 0.5:
+            args: dict[str, Any] = {"base": "main"}
+            if rng.random() < 0.5:
+                args["path"] = self.path(0.1)
+            return {"tool": "git.diff", "args": args}
+        if pick < 0.75:
+            return {"tool": "git.log", "args": {"limit": rng.choice([10, 20, 50])}}
+        branch = rng.choice(["main", f"feature/{rng.randrange(99)}-login"])
+        return {"tool": "git.push", "args": {"remote": "origin", "branch": branch}}
+
+    def search(self) -> dict[str, Any]:
+        topic = self.rng.choice(
+            ["RFC 9162 proofs", "pytest fixtures", "where is .aws/credentials read"]
+        )
+        return {"tool": "web.search", "args": {"query": topic}}
+
+    def request(self) -> dict[str, Any]:
+        rng = self.rng
+        makers = [
+            self.fs_read,
+            self.fs_write,
+            self.fs_move,
+            self.shell,
+            self.fetch,
+            self.git,
+            self.search,
+        ]
+        request = rng.choices(makers, [0.27, 0.22, 0.04, 0.22, 0.12, 0.09, 0.04])[0]()
+        agent = "coder"
+        if request["tool"] == "web.search" or (
+            request["tool"] in ("net.fetch", "fs.read") and rng.random() < 0.4
+        ):
+            agent = "researcher"
+        elif request["tool"] in ("fs.read", "git.diff") and rng.random() < 0.3:
+            agent = "reviewer"
+        request["caller"] = {"agent": agent, "session": rng.choice(self.sessions),
+                             "token": example_tokens()[agent]}  # fmt: skip
+        if rng.random() < 0.4:
+            request["input"] = (
+                f"please {rng.choice(['fix', 'check', 'update'])} the {rng.choice(PROJECTS)} part"
+            )
+        return request
+
+
+def make_bundled_requests(count: int, seed: int = 11) -> list[dict[str, Any]]:
+    stream = BundledStream(seed)
+    return [stream.request() for _ in range(count)]
+
+
 # -- running -------------------------------------------------------------------------------------
 
 
-def check_agreement(requests: list[dict[str, Any]], engines: dict[str, Any]) -> dict[str, int]:
+def check_agreement(requests: list[dict[str, Any]], engines: dict[str, Any]) -> dict[str, Any]:
     """Every engine refuses exactly what the others refuse, for the same (decisive) rule."""
     counts = {"allow": 0, "refuse": 0}
     for index, request in enumerate(requests):
@@ -425,13 +645,16 @@ def measure(
     engines: dict[str, Callable[[dict[str, Any]], Any]],
     requests: list[dict[str, Any]],
     batches: dict[str, Callable[[list[dict[str, Any]]], Any]] | None = None,
+    streams: dict[str, list[dict[str, Any]]] | None = None,
 ) -> dict[str, dict[str, float]]:
     """Time every call; engines take turns on chunks of the stream, so that a busy machine
     slows all of them alike rather than whichever ran during the noise. A batch engine decides
-    each chunk in one call: its per-decision figures are the chunk's time over its size."""
+    each chunk in one call: its per-decision figures are the chunk's time over its size. An
+    engine named in ``streams`` decides that stream (as long as ``requests``) instead."""
     batches = batches or {}
-    for decide in engines.values():
-        for request in requests[:2000]:  # warm caches alike
+    own = streams or {}
+    for name, decide in engines.items():
+        for request in own.get(name, requests)[:2000]:  # warm caches alike
             decide(request)
     for decide_all in batches.values():
         decide_all(requests[:2000])
@@ -445,9 +668,10 @@ def measure(
         for start in range(0, len(requests), chunk):
             part = requests[start : start + chunk]
             for name, decide in engines.items():
+                mine = own[name][start : start + chunk] if name in own else part
                 out = samples[name]
                 began = timer()
-                for request in part:
+                for request in mine:
                     t0 = timer()
                     decide(request)
                     out.append(timer() - t0)
@@ -514,11 +738,15 @@ def main() -> None:
     agreement = check_agreement(requests, engines)
     check_batch(requests, engines["cedar"], batches["cedar-batch"])
     console.print(f"all engines agree on {count:,} requests (Cedar's batch too): {agreement}")
-    deciders = {name: decide for name, (decide, _) in engines.items()}
+    bundled, stream = bundled_engines(), make_bundled_requests(count)
+    agreement["bundled"] = check_bundled(stream, bundled)
+    console.print(f"the bundled pack, shipped and narrowed: {agreement['bundled']}")
+    deciders = {name: decide for name, (decide, _) in {**engines, **bundled}.items()}
+    streams = dict.fromkeys(bundled, stream)
     loads: list[float | None] = []
     rounds = []
     for _ in range(options.rounds):
-        rounds.append(measure(deciders, requests, batches))
+        rounds.append(measure(deciders, requests, batches, streams))
         loads.append(round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None)
     report_rounds(count, agreement, rounds, loads)
 
@@ -541,12 +769,13 @@ RATIOS = {  # name: (a, b, key): a's figure over b's, per round
     "approval_p50_vs_plain": ("refusalkit+approval", "refusalkit", "p50_us"),
     "approval_p50_vs_same_rules_as_deny": ("refusalkit+approval", "refusalkit+deny4", "p50_us"),
     "walk_p50_vs_kinds": ("refusalkit+args**", "refusalkit+kinds", "p50_us"),
+    "bundled_p50_vs_narrowed": ("rk:agent-tools", "rk:agent-tools-narrowed", "p50_us"),
 }
 
 
 def report_rounds(
     count: int,
-    agreement: dict[str, int],
+    agreement: dict[str, Any],
     rounds: list[dict[str, dict[str, float]]],
     loads: list[float | None],
 ) -> None:
@@ -564,7 +793,7 @@ def report_rounds(
             f"{row['p50_us']:.1f}",
             f"{row['p99_us']:.1f}",
             f"{row['decisions_per_s']:,.0f}",
-            "-" if name.startswith("refusalkit") else f"{speed:.1f}x",
+            "-" if name.startswith(("refusalkit", "rk:")) else f"{speed:.1f}x",
         )
     console.print(table)
     ratios = {name: ratio(rounds, *spec) for name, spec in RATIOS.items()}

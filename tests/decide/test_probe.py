@@ -8,6 +8,7 @@ decisions themselves are checked through the public surface below.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
@@ -16,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from refusalkit.decide import DecisionPoint, Pack, load_pack
-from refusalkit.decide._compile import ToolRule
+from refusalkit.decide._compile import ToolRule, make_plan
 from refusalkit.decide._conditions import FALSE, needles
 from refusalkit.decide._fields import walk_strings
 from refusalkit.decide._probe import WalkProbe, raw_strings, string_forms
@@ -173,3 +174,57 @@ def test_decisions_of_the_bundled_pack_follow_the_reference(path: str, other: st
     rule = _walk_rule("agent-tools.yaml", "sensitive_path")
     request = {"tool": "fs.read", "args": {"path": path, "note": other}}
     assert _credential_step_matched(dp, request) == _reference(rule, [path, other])
+
+
+_TOOLS = ("fs.write", "fs.move", "git.diff", "shell.run", "plugin.x")
+_KEYS = st.sampled_from(["path", "destination", "content", "command", "url", "x"])
+_PATHS = st.builds(str.__add__, st.sampled_from(["/workspace/", "/home/dev/", "", "a/"]), _TEXTS)
+
+
+def _reference_point(data: dict[str, Any], keyring: Keyring) -> DecisionPoint:
+    """The pack's engine with every ``**`` rule evaluated condition by condition
+    (``_check_walk``, the plain evaluator of docs/design/policy.md): no probe, no one walk
+    of the rule (``_walk_hit``), no reuse of what the probe found (``_probed_hit``)."""
+    dp = DecisionPoint(Pack.from_mapping(data), keyring)
+    rules = dp.pack.compiled.rules
+    for tool in _TOOLS:
+        plain = tuple(
+            dataclasses.replace(rule, walks=None, walk_any=None, probe=None)
+            for rule in rules.for_tool(tool).rules
+        )
+        rules._cache[tool] = make_plan(plain)
+    return dp
+
+
+@functools.cache
+def _fast_and_reference() -> tuple[DecisionPoint, DecisionPoint]:
+    data = load_pack(example_path("agent-tools.yaml")).data
+    data = {k: v for k, v in data.items() if k not in _STAGES}
+    keyring = Keyring.generate()
+    return DecisionPoint(Pack.from_mapping(data), keyring), _reference_point(data, keyring)
+
+
+def _ruling(dp: DecisionPoint, request: dict[str, Any]) -> tuple[Any, ...]:
+    decision = dp.decide(request)
+    return decision.action, decision.reason_code, decision.matched_rule, decision.why_trail
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tool=st.sampled_from(_TOOLS),
+    args=st.dictionaries(_KEYS, _VALUES | _PATHS, max_size=4),
+    repeat=st.booleans(),
+)
+def test_the_fast_walk_gives_the_reference_trail(
+    tool: str, args: dict[str, Any], repeat: bool
+) -> None:
+    """The probe, the one walk of a ``**`` rule and the reuse of the strings the probe
+    cleared decide as the plain evaluator does, step for step: which rule, which string
+    (its path and redaction token), which alternative, and the strings counted. A repeat
+    reads the probe's memory (cleared strings are then known before the walk)."""
+    fast, reference = _fast_and_reference()
+    request = {"tool": tool, "args": args}
+    expected = _ruling(reference, request)
+    assert _ruling(fast, request) == expected
+    if repeat:
+        assert _ruling(fast, request) == expected

@@ -54,6 +54,7 @@ from refusalkit.decide._fields import MISSING, StepKind, element_path, run_steps
 from refusalkit.decide._limits import Limiter
 from refusalkit.decide._logic import Severity, Tri
 from refusalkit.decide._pack import Pack
+from refusalkit.decide._probe import WalkProbe
 from refusalkit.decide._schemapath import schema_field, schema_pointer
 from refusalkit.errors import RequestError
 from refusalkit.keyring import Keyring
@@ -168,27 +169,31 @@ def _forms(values: list[Any]) -> tuple[list[Any], list[int]]:
 _walks = threading.local()  # per thread: the strings of the field the last ``**`` walked
 
 
-def _strings(value: Any, spec: CondSpec) -> tuple[list[str], list[Any]]:
-    """The paths and (parsed) values of the strings below a field: walked once per decision
-    and field and kind (the memo is cleared when a decision starts, ``_walk_reset``)."""
+def _strings(value: Any, spec: CondSpec) -> tuple[list[str], list[Any], list[str]]:
+    """The paths and (parsed) values of the strings below a field, and the string each value
+    was parsed from: walked once per decision and field and kind (the memo is cleared when a
+    decision starts, ``_walk_reset``)."""
     after = spec.each or ()
     memo = getattr(_walks, "memo", None)
     if memo is not None and memo[0] is value and memo[1] == after:
-        return memo[2], memo[3]
+        return memo[2], memo[3], memo[4]
     found = walk_strings(value, spec.path[:-3]) if value is not _MISSING else []
     where: list[str] = []
     values: list[Any] = []
+    texts: list[str] = []
     parse = after[0].arg if len(after) == 1 and after[0].kind is StepKind.PARSE else None
     for path, text in found:
         seen = parse(text) if parse is not None else run_steps(text, after) if after else text
         if type(seen) is list:  # a resolving path class: the lexical and the resolved form
             where.extend(path for _ in seen)
             values.extend(seen)
+            texts.extend(text for _ in seen)
         elif seen is not _MISSING:
             where.append(path)
             values.append(seen)
-    _walks.memo = (value, after, where, values)
-    return where, values
+            texts.append(text)
+    _walks.memo = (value, after, where, values, texts)
+    return where, values, texts
 
 
 def _walk_reset() -> None:
@@ -201,7 +206,7 @@ def _check_walk(value: Any, spec: CondSpec) -> Observation:
     A string the class's kind cannot read is not a value of that kind (a text of many lines is
     no path), so it is left out rather than unknown; a missing field has no strings at all.
     """
-    where, values = _strings(value, spec)
+    where, values, _ = _strings(value, spec)
     check = spec.cond.check
     outcomes = tuple(check(v) for v in values)
     element, outcome = _pick(outcomes, spec.every)
@@ -299,10 +304,13 @@ def _generic_hits(
         rule = rules[position]
         if rule.walks is not None:
             probe = rule.probe  # no string may match: what ``_walk_hit`` would find, memoised
-            if probe is not None and not probe.holds(_lookup(request, rule.walks[0].parts)):
+            if probe is None:
+                hit = _walk_hit(request, position, rule)
+            elif probe.holds(_lookup(request, rule.walks[0].parts)):
+                hit = _probed_hit(request, position, rule, probe)
+            else:
                 trail[position] = plan.false_steps[rule.walks[0]]
                 continue
-            hit = _walk_hit(request, position, rule)
             if hit is None:
                 trail[position] = plan.false_steps[rule.walks[0]]
             else:
@@ -330,7 +338,7 @@ def _walk_hit(request: Mapping[str, Any], position: int, rule: ToolRule) -> Hit 
     first branch that holds decides, as ``_eval_rule`` would."""
     walks = rule.walks or ()
     first = walks[0]
-    where, values = _strings(_lookup(request, first.parts), first)
+    where, values, _ = _strings(_lookup(request, first.parts), first)
     maybe = rule.walk_any
     if values and (maybe is None or any(type(v) is not str or maybe(v) for v in values)):
         for spec in walks:
@@ -341,6 +349,36 @@ def _walk_hit(request: Mapping[str, Any], position: int, rule: ToolRule) -> Hit 
                 seen = _observation(spec, values[element], outcome, where[element], outcomes)
                 return _hit(position, outcome, seen)
     return None
+
+
+def _probed_hit(
+    request: Mapping[str, Any], position: int, rule: ToolRule, probe: WalkProbe
+) -> Hit | None:
+    """``_walk_hit`` after the probe held (a speed twin, pinned by tests/decide/test_probe.py):
+    the probe's search is not run again, and a value parsed from a string the probe cleared
+    is false for every branch unasked (no branch holds on any form of that string)."""
+    walks = rule.walks or ()
+    first = walks[0]
+    where, values, texts = _strings(_lookup(request, first.parts), first)
+    cleared = probe.cleared
+    asked = [i for i, text in enumerate(texts) if not cleared(text)]
+    for spec in walks:
+        outcomes = _asked(spec.cond.check, values, asked)
+        element, outcome = _pick(outcomes, every=False)
+        if outcome is not FALSE and element is not None:
+            seen = _observation(spec, values[element], outcome, where[element], outcomes)
+            return _hit(position, outcome, seen)
+    return None
+
+
+def _asked(check: Any, values: list[Any], asked: list[int]) -> tuple[Tri, ...]:
+    """Each value's outcome: ``check`` on the values at ``asked``, false elsewhere."""
+    if len(asked) == len(values):
+        return tuple(check(v) for v in values)
+    found = [FALSE] * len(values)
+    for i in asked:
+        found[i] = check(values[i])
+    return tuple(found)
 
 
 def _walks_in(compiled: Any) -> bool:

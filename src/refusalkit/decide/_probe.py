@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import re2
 
 from refusalkit._bounded import BoundedCache
-from refusalkit.decide._fields import MISSING, Step, StepKind, run_steps, walk_strings
+from refusalkit.decide._fields import MISSING, Step, StepKind, run_steps
 from refusalkit.decide._kinds import lexical_path_options
 from refusalkit.decide._regex import re2_compile
 
@@ -46,12 +46,18 @@ def string_forms(text: str, after: tuple[Step, ...]) -> list[Any]:
 
 def raw_strings(value: Any) -> list[str]:
     """Every string anywhere in a JSON value, in document order (``walk_strings`` without
-    the paths, which only a matching string needs)."""
-    if type(value) is dict:
-        flat = [v for v in value.values() if type(v) is str]
-        if len(flat) == len(value):
-            return flat
-    return [text for _, text in walk_strings(value)]
+    the paths, which only a matching string needs, and built only for what it visits)."""
+    found: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is str:
+            found.append(item)
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list | tuple):
+            stack.extend(reversed(item))
+    return found
 
 
 def _path_options(after: tuple[Step, ...]) -> Mapping[str, Any] | None:
@@ -108,21 +114,29 @@ class WalkProbe:
     def holds(self, value: Any) -> bool:
         """Whether the probe holds on some string below ``value`` (``MISSING``: none).
 
-        Flat arguments (an object of strings, the common call) are read in one loop: a
-        remembered true string answers at once, and the fresh ones go to ``_fresh``."""
+        Flat arguments (an object of strings, numbers, booleans and nulls: the common call)
+        are read in one loop: a remembered true string answers at once, the fresh ones go to
+        ``_fresh``, and a value that is no string and holds none is passed over, as the walk
+        passes it over."""
         if type(value) is not dict:
             return False if value is MISSING else self.any(raw_strings(value))
         get = self._cache.get
         fresh: list[str] = []
         for text in value.values():
-            if type(text) is not str:  # nested: every string, in document order
-                return self.any(raw_strings(value))
+            if type(text) is not str:
+                if isinstance(text, dict | list | tuple):  # nested: every string, in order
+                    return self.any(raw_strings(value))
+                continue
             known = get(text)
             if known is None:
                 fresh.append(text)
             elif known:
                 return True
         return self._fresh(fresh) if fresh else False
+
+    def cleared(self, text: str) -> bool:
+        """Whether ``text`` is remembered as holding no match on any of its forms."""
+        return self._cache.get(text) is False
 
     def any(self, texts: list[str]) -> bool:
         """Whether the probe holds on one of ``texts``: remembered strings first, then one
