@@ -265,7 +265,14 @@ def _pinned(cores: set[int] | None, cmd: list[str]) -> list[str]:
 
 
 class _Server:
-    def __init__(self, root: Path, store: str | None, workers: int, cores: set[int] | None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        store: str | None,
+        workers: int,
+        cores: set[int] | None,
+        src: Path | None = None,
+    ) -> None:
         import httpx  # noqa: PLC0415
 
         self.store = store
@@ -278,8 +285,12 @@ class _Server:
             *("--keys-file", str(root / "keys.json"), "--keyring", str(root / "keyring.json")),
             *("--workers", str(workers), "--port", str(self.port)),
         )
+        env = dict(os.environ)
+        if src is not None:  # the code before a change: its source tree ahead of this one
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
         self.proc = subprocess.Popen(
             _pinned(cores, [*null, "--null-workers", str(workers)] if store is None else serve),
+            env=env,
             stdout=self.log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -471,6 +482,19 @@ def _options() -> argparse.Namespace:
     parser.add_argument("--workers", type=int, nargs="*", default=None)
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--sqlite-only", action="store_true", help="skip PostgreSQL")
+    parser.add_argument(
+        "--peer-src",
+        type=Path,
+        help="a source tree (its src/) of the code before a change: served on SQLite beside the "
+        "others in the same rounds, as store 'sqlite-before'",
+    )
+    parser.add_argument(
+        "--single-connections",
+        type=int,
+        nargs="+",
+        default=[32],
+        help="connection counts for single decisions (default 32)",
+    )
     parser.add_argument("--client", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--key", help=argparse.SUPPRESS)
@@ -483,7 +507,7 @@ def _options() -> argparse.Namespace:
     args.rounds = args.rounds or (2 if args.quick else 3)
     args.duration = args.duration or (2.0 if args.quick else 3.0)
     args.workers = args.workers or ([1] if args.quick else [1, 2])
-    args.plan = [("single", 0, 32), ("batch", BATCH, 4)]
+    args.plan = [*(("single", 0, c) for c in args.single_connections), ("batch", BATCH, 4)]
     return args
 
 
@@ -503,6 +527,10 @@ def _measure(root: Path, key: str, opts: argparse.Namespace, workers: int) -> li
     try:
         for name, store in stores.items():
             servers[name] = _Server(root, store, workers, server_cores)
+        if opts.peer_src is not None:
+            before = str(root / f"journal-before-w{workers}.db")
+            src = opts.peer_src.resolve() / "src"
+            servers["sqlite-before"] = _Server(root, before, workers, server_cores, src)
         for server in servers.values():  # warm up
             _load(server.port, key, batch=0, connections=4, duration=0.5, cores=None)
         runs = _rounds(root, key, servers, opts, workers)

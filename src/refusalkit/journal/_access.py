@@ -17,28 +17,24 @@ steady load it never catches up with them, so the WAL never restarts and grows w
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from refusalkit.errors import StoreError
 from refusalkit.journal._journal import Journal, open_journal
 from refusalkit.journal._turn import WriterTurn, writer_turn
 from refusalkit.keyring import Keyring
 
-__all__ = ["Entry", "JournalAccess"]
+__all__ = ["Entry", "Handoff", "JournalAccess"]
 
 T = TypeVar("T")
 Entry = tuple[bytes, tuple[str | None, ...]]
 """An encoded record: its RFC 8785 bytes and index columns (``Journal.append_encoded``)."""
-_Answer = Callable[["list[int] | Exception"], object]
-"""Hands one append's outcome (its indices, or the failure) to its waiter, from the writer."""
-_Pending = tuple[Sequence[Entry], _Answer]
 
 
 def _is_postgres(store: str) -> bool:
@@ -98,9 +94,11 @@ class JournalAccess:
         self._max_group = max_group
         self._writer = _Lane("writer")
         self._reader = _Lane("reader") if _is_postgres(store) else self._writer
-        self._lock = threading.Lock()  # guards _pending and _flushing (loop and writer thread)
+        self._lock = threading.Lock()  # guards _pending, _staged and _flushing (all threads)
         self._pending: deque[_Pending] = deque()
         self._flushing = False
+        # each loop's appends of its current turn, published at the turn's end (``_publish``)
+        self._staged: dict[asyncio.AbstractEventLoop, list[_Pending]] = {}
         self._turn: WriterTurn | contextlib.nullcontext[None] = contextlib.nullcontext()
         self.size_seen = 0
 
@@ -113,7 +111,7 @@ class JournalAccess:
 
     async def close(self) -> None:
         """Close both connections; waits for appends in flight."""
-        while self._flushing:
+        while self._flushing or self._staged:
             await asyncio.sleep(0.01)
         await self._writer.close()
         if self._reader is not self._writer:
@@ -122,22 +120,55 @@ class JournalAccess:
             self._turn.close()
 
     async def append(self, records: Sequence[Entry]) -> list[int]:
-        """Append encoded ``records``; returns their indices once they are durable."""
+        """Append encoded ``records``; returns their indices once they are durable.
+
+        What one turn of the loop decides goes to the writer together, at the end of that turn
+        (``_publish``): handed over one by one, the writer, taking the next group the moment an
+        append returns, took the turn's first decision alone as soon as it could get the GIL,
+        and with a disk that syncs in well under a millisecond most groups held one decision,
+        each paying a whole commit (measured in-process at 128 connections: 1,058 of 1,330
+        groups). The writer never waits for the loop: what earlier turns published is taken
+        the moment an append returns.
+        """
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[list[int]] = loop.create_future()
-        self._enqueue(records, lambda outcome: loop.call_soon_threadsafe(_resolve, future, outcome))
-        return await future
-
-    def append_from_thread(self, records: Sequence[Entry]) -> concurrent.futures.Future[list[int]]:
-        """``append`` for a caller on a plain thread: the returned future is settled by the writer
-        thread itself, with no event loop between them (the in-process enforcer's callers)."""
-        future: concurrent.futures.Future[list[int]] = concurrent.futures.Future()
-        self._enqueue(records, lambda outcome: _resolve(future, outcome))
-        return future
-
-    def _enqueue(self, records: Sequence[Entry], answer: _Answer) -> None:
+        waiter = _LoopWaiter(loop)
         with self._lock:
-            self._pending.append((records, answer))
+            staged = self._staged.get(loop)
+            first = staged is None
+            if staged is None:
+                staged = self._staged[loop] = []
+            staged.append((records, waiter))
+        if first:
+            loop.call_soon(self._publish, loop)
+        return await waiter.future
+
+    def _publish(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On ``loop``, after the turn's callbacks: hand its appends to the writer."""
+        with self._lock:
+            self._pending.extend(self._staged.pop(loop, ()))
+            start = bool(self._pending) and not self._flushing
+            self._flushing = self._flushing or start
+        if not start:
+            return
+        try:
+            self._writer.submit(self._drain)
+        except RuntimeError as exc:  # closed: nothing was started; the waiters learn of it
+            with self._lock:
+                dropped, self._flushing = list(self._pending), False
+                self._pending.clear()
+            _answer([(waiter, exc) for _, waiter in dropped])
+
+    def append_from_thread(self, records: Sequence[Entry]) -> Handoff:
+        """``append`` for a caller on a plain thread: the returned ``Handoff`` is settled by the
+        writer thread itself, with no event loop between them (the in-process enforcer's
+        callers)."""
+        handoff = Handoff()
+        self._enqueue(records, handoff)
+        return handoff
+
+    def _enqueue(self, records: Sequence[Entry], waiter: _Waiter) -> None:
+        with self._lock:
+            self._pending.append((records, waiter))
             start, self._flushing = not self._flushing, True
         if start:
             try:
@@ -166,8 +197,7 @@ class JournalAccess:
                 with self._turn:
                     indices = journal.append_encoded(flat)
             except Exception as exc:  # noqa: BLE001 (every waiter learns of the failure)
-                for _, answer in group:
-                    answer(exc)
+                _answer([(waiter, exc) for _, waiter in group])
             else:
                 self._settle(group, indices)
             # answered first, then housekeeping (SQLite WAL checkpoint) between groups, never
@@ -186,10 +216,11 @@ class JournalAccess:
         return group
 
     def _settle(self, group: list[_Pending], indices: list[int]) -> None:
-        at = 0
-        for records, answer in group:
-            answer(indices[at : at + len(records)])
+        at, answers = 0, []
+        for records, waiter in group:
+            answers.append((waiter, indices[at : at + len(records)]))
             at += len(records)
+        _answer(answers)
         if indices:
             self.size_seen = max(self.size_seen, indices[-1] + 1)
 
@@ -202,14 +233,74 @@ class JournalAccess:
         return await self._reader.run(fn)
 
 
-def _resolve(
-    future: asyncio.Future[list[int]] | concurrent.futures.Future[list[int]],
-    outcome: list[int] | Exception,
-) -> None:
-    """Settle ``future`` with ``outcome`` unless its waiter gave up on it (a timeout)."""
-    if future.done():
-        return
-    if isinstance(outcome, Exception):
-        future.set_exception(outcome)
-    else:
-        future.set_result(outcome)
+class Handoff:
+    """One thread's wait for its append: a lock taken at birth and released by the writer.
+
+    A ``concurrent.futures.Future`` would do, but its condition variable, waiter list and
+    callbacks cost a thread caller more CPU than deciding does; a bare lock is one futex wait.
+    """
+
+    __slots__ = ("_done", "_outcome")
+
+    def __init__(self) -> None:
+        self._done = threading.Lock()
+        self._done.acquire()
+        self._outcome: list[int] | Exception | None = None
+
+    def settle(self, outcome: list[int] | Exception) -> None:
+        """The writer's answer: the indices, or the failure (called once)."""
+        self._outcome = outcome
+        self._done.release()
+
+    def result(self, timeout: float | None = None) -> list[int]:
+        """The indices once durable; raises the append's failure, or ``TimeoutError`` when no
+        answer came within ``timeout`` seconds (the answer that comes later is dropped)."""
+        if not self._done.acquire(timeout=-1 if timeout is None else timeout):
+            raise TimeoutError("the journal did not answer in time")
+        self._done.release()  # a second ``result`` sees the same answer
+        outcome = self._outcome
+        if isinstance(outcome, Exception):
+            raise outcome
+        assert outcome is not None
+        return outcome
+
+
+class _LoopWaiter:
+    """One coroutine's wait for its append: a future of its event loop."""
+
+    __slots__ = ("future", "loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.future: asyncio.Future[list[int]] = loop.create_future()
+
+
+_Waiter = Handoff | _LoopWaiter
+_Pending = tuple[Sequence[Entry], _Waiter]
+
+
+def _answer(answers: Sequence[tuple[_Waiter, list[int] | Exception]]) -> None:
+    """Writer thread: hand each append's outcome to its waiter. A thread's handoff is settled
+    here; a group's coroutines are settled by one callback on each of their loops (one wake-up
+    of that loop per group, not one per request)."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[list[int]], Any]]] = {}
+    for waiter, outcome in answers:
+        if type(waiter) is Handoff:
+            waiter.settle(outcome)
+        else:
+            assert isinstance(waiter, _LoopWaiter)
+            by_loop.setdefault(waiter.loop, []).append((waiter.future, outcome))
+    for loop, settled in by_loop.items():
+        with contextlib.suppress(RuntimeError):  # the loop is closed: no one waits there now
+            loop.call_soon_threadsafe(_resolve_all, settled)
+
+
+def _resolve_all(settled: list[tuple[asyncio.Future[list[int]], list[int] | Exception]]) -> None:
+    """On a waiter's loop: settle each future unless its waiter gave up on it (a timeout)."""
+    for future, outcome in settled:
+        if future.done():
+            continue
+        if isinstance(outcome, Exception):
+            future.set_exception(outcome)
+        else:
+            future.set_result(outcome)
