@@ -356,16 +356,36 @@ def _drop_postgres(name: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` and its children (the workers), from
+    ``/proc`` (in the kernel's 10 ms ticks); 0.0 where there is no ``/proc``."""
+    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if entry.name == str(pid) or fields[1] == str(pid):  # fields[1]: the parent's pid
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
 def _one_run(
     server: _Server, root: Path, key: str, plan: dict[str, Any], cores: set[int] | None
 ) -> dict[str, Any]:
-    """One load run against one server, its journal counted before and after."""
+    """One load run against one server, its journal counted before and after, and the server's
+    CPU time per decision (a figure a busy machine inflates less than the rate)."""
     store = server.store
     load = os.getloadavg()[0]
     before = 0 if store is None else _journal_size(store, root)
+    cpu = _cpu_s(server.proc.pid)
     result = _load(server.port, key, cores=cores, **plan)
+    cpu = _cpu_s(server.proc.pid) - cpu
     journaled = result["acknowledged"] if store is None else _journal_size(store, root) - before
     result.update(journaled=journaled, counts_match=journaled == result["acknowledged"])
+    result["server_cpu_us"] = 1e6 * cpu / max(result["acknowledged"], 1)
     result["load_1m"] = round(load, 2)
     return result
 
@@ -391,6 +411,7 @@ def _rounds(
                 print(
                     f"  round {r + 1} {name:>8} {mode:>6} {workers}w/{conns}c: "
                     f"{row['decisions_per_s']:>9,.0f}/s p99 {row['p99_ms']:.1f} ms "
+                    f"server CPU {row['server_cpu_us']:.0f} us/decision "
                     f"(load {row['load_1m']})",
                     flush=True,
                 )
@@ -440,6 +461,7 @@ def _summaries(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "vs_null": _spread(ratios),
                 "p50_ms": _spread([r["p50_ms"] for r in mine]),
                 "p99_ms": _spread([r["p99_ms"] for r in mine]),
+                "server_cpu_us": _spread([r["server_cpu_us"] for r in mine]),
                 "load_1m": _spread([r["load_1m"] for r in mine]),
                 "counts_match": all(r["counts_match"] for r in mine),
             }
@@ -458,7 +480,8 @@ def _table(summaries: list[dict[str, Any]]) -> None:
     from rich.table import Table  # noqa: PLC0415
 
     table = Table(title="refusalkit service, loopback load: medians over rounds (min-max)")
-    for col in ("store", "mode", "w/c", "decisions/s", "vs null", "p50 ms", "p99 ms", "load"):
+    columns = ("store", "mode", "w/c", "decisions/s", "vs null", "p50 ms", "p99 ms", "CPU us")
+    for col in (*columns, "load"):
         table.add_column(col, justify="right")
     table.add_column("journaled = acknowledged")
     for s in summaries:
@@ -470,6 +493,7 @@ def _table(summaries: list[dict[str, Any]]) -> None:
             _fmt(s["vs_null"], ".2f"),
             _fmt(s["p50_ms"], ".2f"),
             _fmt(s["p99_ms"], ".1f"),
+            _fmt(s["server_cpu_us"], ".0f"),
             _fmt(s["load_1m"], ".1f"),
             "-" if s["store"] == "null" else ("yes" if s["counts_match"] else "NO"),
         )
