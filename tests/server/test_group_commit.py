@@ -22,7 +22,7 @@ import pytest
 from svc_helpers import Deployment, ServerProcess, allowed_request, denied_request
 
 from refusalkit.errors import UsageError
-from refusalkit.journal import Entry, Journal, JournalAccess, open_journal
+from refusalkit.journal import Entry, Journal, JournalAccess, _access, open_journal
 from refusalkit.journal._records import index_fields
 from refusalkit.journal._turn import WriterTurn, writer_turn
 from refusalkit.keyring import Keyring
@@ -100,6 +100,46 @@ def test_the_appends_of_one_loop_turn_are_committed_together(
     answers = asyncio.run(run())
     assert groups == [8]
     assert sorted(i for a in answers for i in a) == list(range(8))
+
+
+def test_thread_callers_just_answered_share_the_next_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Thread callers, each with one append in flight, are committed together once they are in
+    step: the writer waits for the callers it has just answered before it takes the next group,
+    where it took the first one back alone. The wait's bound is raised so that a loaded machine
+    cannot make it run out (imports ``journal/_access.py`` for that: the writer's concurrency,
+    which no public call schedules); the group sizes are read off ``Journal.append_encoded``."""
+    monkeypatch.setattr(_access, "REGROUP_S", 1.0, raising=False)
+    groups: list[int] = []
+    real = Journal.append_encoded
+
+    def counted(journal: Journal, entries: Any) -> list[int]:
+        groups.append(len(entries))
+        return real(journal, entries)
+
+    monkeypatch.setattr(Journal, "append_encoded", counted)
+    loop = asyncio.new_event_loop()
+    access = JournalAccess(
+        str(tmp_path / "journal.db"), Keyring.generate(), origin=None, max_group=50
+    )
+    loop.run_until_complete(access.open())
+
+    def caller(c: int) -> list[int]:
+        return [
+            i
+            for n in range(15)
+            for i in access.append_from_thread(_encoded(_records(c, 1))).result(30)
+        ]
+
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(caller, range(4)))
+    finally:
+        loop.run_until_complete(access.close())
+        loop.close()
+    assert sorted(i for a in answers for i in a) == list(range(60))
+    assert groups.count(4) >= 10  # in step: one append of each caller a commit
 
 
 def test_a_failed_append_fails_its_callers_and_the_next_is_written(tmp_path: Path) -> None:

@@ -37,6 +37,10 @@ Entry = tuple[bytes, tuple[str | None, ...]]
 """An encoded record: its RFC 8785 bytes and index columns (``Journal.append_encoded``)."""
 
 
+REGROUP_S = 0.0005
+"""How long the writer waits for the thread callers it has just answered (``_regroup``)."""
+
+
 def _is_postgres(store: str) -> bool:
     return store.startswith(("postgresql://", "postgres://"))
 
@@ -97,6 +101,9 @@ class JournalAccess:
         self._lock = threading.Lock()  # guards _pending, _staged and _flushing (all threads)
         self._pending: deque[_Pending] = deque()
         self._flushing = False
+        self._arrived = threading.Condition(self._lock)  # a thread's append, for ``_regroup``
+        self._regrouping = 0  # how many pending appends ``_regroup`` waits for (0: none)
+        self._regroup_missed = False
         # each loop's appends of its current turn, published at the turn's end (``_publish``)
         self._staged: dict[asyncio.AbstractEventLoop, list[_Pending]] = {}
         self._turn: WriterTurn | contextlib.nullcontext[None] = contextlib.nullcontext()
@@ -146,6 +153,8 @@ class JournalAccess:
         """On ``loop``, after the turn's callbacks: hand its appends to the writer."""
         with self._lock:
             self._pending.extend(self._staged.pop(loop, ()))
+            if 0 < self._regrouping <= len(self._pending):
+                self._arrived.notify()
             start = bool(self._pending) and not self._flushing
             self._flushing = self._flushing or start
         if not start:
@@ -170,6 +179,8 @@ class JournalAccess:
         with self._lock:
             self._pending.append((records, waiter))
             start, self._flushing = not self._flushing, True
+            if 0 < self._regrouping <= len(self._pending):
+                self._arrived.notify()
         if start:
             try:
                 self._writer.submit(self._drain)
@@ -193,17 +204,44 @@ class JournalAccess:
                     self._flushing = False
                     return
             flat = [record for records, _ in group for record in records]
+            indices: list[int] | Exception
             try:
                 with self._turn:
                     indices = journal.append_encoded(flat)
             except Exception as exc:  # noqa: BLE001 (every waiter learns of the failure)
-                _answer([(waiter, exc) for _, waiter in group])
+                indices = exc
+            with self._lock:
+                waiting = len(self._pending)  # arrived during the commit, before the answers
+            if isinstance(indices, Exception):
+                _answer([(waiter, indices) for _, waiter in group])
             else:
                 self._settle(group, indices)
             # answered first, then housekeeping (SQLite WAL checkpoint) between groups, never
             # inside a commit; a failed WAL checkpoint only leaves the WAL longer
             with contextlib.suppress(StoreError):
                 journal.maintain()
+            self._regroup(sum(type(waiter) is Handoff for _, waiter in group), waiting)
+
+    def _regroup(self, answered: int, waiting: int) -> None:
+        """Writer thread: give the ``answered`` thread callers a moment (at most ``REGROUP_S``)
+        to hand in their next decisions, so that they share the next commit with the
+        ``waiting`` appends that came during the last one.
+
+        Taking the next group at once, the writer took the first callers back while the others
+        were still waking: 8 thread callers made groups of 1 to 8, 3.3 on average on a disk
+        (measured). The callers just answered are not held up by the wait; the ``waiting``
+        ones are, by the others' time to decide. A wait that runs out (the callers went on to
+        other work) is not repeated for the next group.
+        """
+        if answered == 0 or self._regroup_missed:
+            self._regroup_missed = False
+            return
+        wanted = waiting + answered
+        with self._lock:
+            self._regrouping = wanted
+            arrived = self._arrived.wait_for(lambda: len(self._pending) >= wanted, REGROUP_S)
+            self._regrouping = 0
+        self._regroup_missed = not arrived
 
     def _take_group(self) -> list[_Pending]:
         group: list[_Pending] = []
