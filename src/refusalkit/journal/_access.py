@@ -203,13 +203,7 @@ class JournalAccess:
                 if not group:
                     self._flushing = False
                     return
-            flat = [record for records, _ in group for record in records]
-            indices: list[int] | Exception
-            try:
-                with self._turn:
-                    indices = journal.append_encoded(flat)
-            except Exception as exc:  # noqa: BLE001 (every waiter learns of the failure)
-                indices = exc
+            indices = self._commit(journal, group)
             with self._lock:
                 waiting = len(self._pending)  # arrived during the commit, before the answers
             if isinstance(indices, Exception):
@@ -221,6 +215,16 @@ class JournalAccess:
             with contextlib.suppress(StoreError):
                 journal.maintain()
             self._regroup(sum(type(waiter) is Handoff for _, waiter in group), waiting)
+
+    def _commit(self, journal: Journal, group: list[_Pending]) -> list[int] | Exception:
+        """Writer thread: append ``group`` in one transaction; its indices, or the failure
+        (which every waiter of the group then learns)."""
+        flat = [record for records, _ in group for record in records]
+        try:
+            with self._turn:
+                return journal.append_encoded(flat)
+        except Exception as exc:  # noqa: BLE001 (handed to the waiters, not raised here)
+            return exc
 
     def _regroup(self, answered: int, waiting: int) -> None:
         """Writer thread: give the ``answered`` thread callers a moment (at most ``REGROUP_S``)
