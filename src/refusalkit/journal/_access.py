@@ -4,8 +4,11 @@ Appends from concurrent requests are gathered while the previous append is being
 to the store as one ``Journal.append`` (one transaction): group commit. Each request is answered
 only after the append holding its records has returned, i.e. is durable (docs/design/journal.md).
 The writer thread takes the next group itself as soon as an append returns, so deciding (on the
-event loop) and journaling (on the writer) overlap instead of taking turns. On SQLite, the writers
-of several processes take turns through ``WriterTurn`` (see ``_turn``).
+event loop) and journaling (on the writer) overlap instead of taking turns. An event loop hands
+over what one of its turns decided at the end of that turn, as one group; thread callers hand
+over each append at once, and the writer, having answered some, waits for them (briefly) to
+share the next commit. On SQLite, the writers of several processes take turns through
+``WriterTurn`` (see ``_turn``).
 
 Each ``Journal`` is opened, used and closed on its own single thread, so a store connection never
 crosses threads. On PostgreSQL, reads use a second connection, so a long query does not hold up
@@ -193,9 +196,10 @@ class JournalAccess:
     def _drain(self, journal: Journal) -> None:
         """Writer thread: append whatever is pending, group after group, until nothing is.
 
-        The next group is taken here, the moment the previous append returns, not on an event
-        loop: while one group is being made durable the callers go on deciding the next
-        requests, and a group never waits for a loop to get round to starting it.
+        The next group is taken here, the moment the previous append returns (after thread
+        callers were answered, once they are back: ``_regroup``), not on an event loop: while
+        one group is being made durable the callers go on deciding the next requests, and a
+        group never waits for a loop to get round to starting it.
         """
         while True:
             with self._lock:
