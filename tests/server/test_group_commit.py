@@ -142,6 +142,29 @@ def test_thread_callers_just_answered_share_the_next_commit(
     assert groups.count(4) >= 10  # in step: one append of each caller a commit
 
 
+def test_an_append_of_a_loop_stopped_mid_turn_is_written_at_close(tmp_path: Path) -> None:
+    """A loop hands its turn's appends over at the end of the turn; one that stops before (its
+    last turn's callbacks never run) still has its append written when the journal closes,
+    and the close does not wait forever for it."""
+    ring = Keyring.generate()
+    store = str(tmp_path / "journal.db")
+    access = JournalAccess(store, ring, origin=None, max_group=10)
+    home = asyncio.new_event_loop()
+    home.run_until_complete(access.open())
+    other = asyncio.new_event_loop()
+    pending = other.create_task(access.append(_encoded(_records(0, 1))))
+    other.call_soon(other.stop)  # stops at the end of the turn in which the append runs
+    other.run_forever()
+    try:
+        home.run_until_complete(asyncio.wait_for(access.close(), timeout=20))
+        assert other.run_until_complete(pending) == [0]  # answered once the loop runs again
+    finally:
+        home.close()
+        other.close()
+    with open_journal(store, ring) as journal:
+        assert journal.size() == 1
+
+
 def test_a_failed_append_fails_its_callers_and_the_next_is_written(tmp_path: Path) -> None:
     ring = Keyring.generate()
     store = str(tmp_path / "journal.db")

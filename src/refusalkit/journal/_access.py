@@ -120,8 +120,10 @@ class JournalAccess:
             await self._reader.open(self.store, self._keyring, self._origin, self._signer_state)
 
     async def close(self) -> None:
-        """Close both connections; waits for appends in flight."""
-        while self._flushing or self._staged:
+        """Close both connections; waits for appends in flight, staged ones included (a loop
+        that stopped before the end of its turn never publishes its own)."""
+        self._publish(None)
+        while self._flushing:
             await asyncio.sleep(0.01)
         await self._writer.close()
         if self._reader is not self._writer:
@@ -152,10 +154,12 @@ class JournalAccess:
             loop.call_soon(self._publish, loop)
         return await waiter.future
 
-    def _publish(self, loop: asyncio.AbstractEventLoop) -> None:
-        """On ``loop``, after the turn's callbacks: hand its appends to the writer."""
+    def _publish(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        """On ``loop``, after the turn's callbacks: hand its appends to the writer (every loop's,
+        for ``None``)."""
         with self._lock:
-            self._pending.extend(self._staged.pop(loop, ()))
+            for staged in [*self._staged] if loop is None else [loop]:
+                self._pending.extend(self._staged.pop(staged, ()))
             if 0 < self._regrouping <= len(self._pending):
                 self._arrived.notify()
             start = bool(self._pending) and not self._flushing
