@@ -265,7 +265,14 @@ def _pinned(cores: set[int] | None, cmd: list[str]) -> list[str]:
 
 
 class _Server:
-    def __init__(self, root: Path, store: str | None, workers: int, cores: set[int] | None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        store: str | None,
+        workers: int,
+        cores: set[int] | None,
+        src: Path | None = None,
+    ) -> None:
         import httpx  # noqa: PLC0415
 
         self.store = store
@@ -278,8 +285,12 @@ class _Server:
             *("--keys-file", str(root / "keys.json"), "--keyring", str(root / "keyring.json")),
             *("--workers", str(workers), "--port", str(self.port)),
         )
+        env = dict(os.environ)
+        if src is not None:  # the code before a change: its source tree ahead of this one
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
         self.proc = subprocess.Popen(
             _pinned(cores, [*null, "--null-workers", str(workers)] if store is None else serve),
+            env=env,
             stdout=self.log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -345,16 +356,36 @@ def _drop_postgres(name: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` and its children (the workers), from
+    ``/proc`` (in the kernel's 10 ms ticks); 0.0 where there is no ``/proc``."""
+    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if entry.name == str(pid) or fields[1] == str(pid):  # fields[1]: the parent's pid
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
 def _one_run(
     server: _Server, root: Path, key: str, plan: dict[str, Any], cores: set[int] | None
 ) -> dict[str, Any]:
-    """One load run against one server, its journal counted before and after."""
+    """One load run against one server, its journal counted before and after, and the server's
+    CPU time per decision (a figure a busy machine inflates less than the rate)."""
     store = server.store
     load = os.getloadavg()[0]
     before = 0 if store is None else _journal_size(store, root)
+    cpu = _cpu_s(server.proc.pid)
     result = _load(server.port, key, cores=cores, **plan)
+    cpu = _cpu_s(server.proc.pid) - cpu
     journaled = result["acknowledged"] if store is None else _journal_size(store, root) - before
     result.update(journaled=journaled, counts_match=journaled == result["acknowledged"])
+    result["server_cpu_us"] = 1e6 * cpu / max(result["acknowledged"], 1)
     result["load_1m"] = round(load, 2)
     return result
 
@@ -380,6 +411,7 @@ def _rounds(
                 print(
                     f"  round {r + 1} {name:>8} {mode:>6} {workers}w/{conns}c: "
                     f"{row['decisions_per_s']:>9,.0f}/s p99 {row['p99_ms']:.1f} ms "
+                    f"server CPU {row['server_cpu_us']:.0f} us/decision "
                     f"(load {row['load_1m']})",
                     flush=True,
                 )
@@ -429,6 +461,7 @@ def _summaries(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "vs_null": _spread(ratios),
                 "p50_ms": _spread([r["p50_ms"] for r in mine]),
                 "p99_ms": _spread([r["p99_ms"] for r in mine]),
+                "server_cpu_us": _spread([r["server_cpu_us"] for r in mine]),
                 "load_1m": _spread([r["load_1m"] for r in mine]),
                 "counts_match": all(r["counts_match"] for r in mine),
             }
@@ -447,7 +480,8 @@ def _table(summaries: list[dict[str, Any]]) -> None:
     from rich.table import Table  # noqa: PLC0415
 
     table = Table(title="refusalkit service, loopback load: medians over rounds (min-max)")
-    for col in ("store", "mode", "w/c", "decisions/s", "vs null", "p50 ms", "p99 ms", "load"):
+    columns = ("store", "mode", "w/c", "decisions/s", "vs null", "p50 ms", "p99 ms", "CPU us")
+    for col in (*columns, "load"):
         table.add_column(col, justify="right")
     table.add_column("journaled = acknowledged")
     for s in summaries:
@@ -459,6 +493,7 @@ def _table(summaries: list[dict[str, Any]]) -> None:
             _fmt(s["vs_null"], ".2f"),
             _fmt(s["p50_ms"], ".2f"),
             _fmt(s["p99_ms"], ".1f"),
+            _fmt(s["server_cpu_us"], ".0f"),
             _fmt(s["load_1m"], ".1f"),
             "-" if s["store"] == "null" else ("yes" if s["counts_match"] else "NO"),
         )
@@ -471,6 +506,19 @@ def _options() -> argparse.Namespace:
     parser.add_argument("--workers", type=int, nargs="*", default=None)
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--sqlite-only", action="store_true", help="skip PostgreSQL")
+    parser.add_argument(
+        "--peer-src",
+        type=Path,
+        help="a source tree (its src/) of the code before a change: served on SQLite beside the "
+        "others in the same rounds, as store 'sqlite-before'",
+    )
+    parser.add_argument(
+        "--single-connections",
+        type=int,
+        nargs="+",
+        default=[32],
+        help="connection counts for single decisions (default 32)",
+    )
     parser.add_argument("--client", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--key", help=argparse.SUPPRESS)
@@ -483,7 +531,7 @@ def _options() -> argparse.Namespace:
     args.rounds = args.rounds or (2 if args.quick else 3)
     args.duration = args.duration or (2.0 if args.quick else 3.0)
     args.workers = args.workers or ([1] if args.quick else [1, 2])
-    args.plan = [("single", 0, 32), ("batch", BATCH, 4)]
+    args.plan = [*(("single", 0, c) for c in args.single_connections), ("batch", BATCH, 4)]
     return args
 
 
@@ -503,6 +551,10 @@ def _measure(root: Path, key: str, opts: argparse.Namespace, workers: int) -> li
     try:
         for name, store in stores.items():
             servers[name] = _Server(root, store, workers, server_cores)
+        if opts.peer_src is not None:
+            before = str(root / f"journal-before-w{workers}.db")
+            src = opts.peer_src.resolve() / "src"
+            servers["sqlite-before"] = _Server(root, before, workers, server_cores, src)
         for server in servers.values():  # warm up
             _load(server.port, key, batch=0, connections=4, duration=0.5, cores=None)
         runs = _rounds(root, key, servers, opts, workers)

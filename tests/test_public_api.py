@@ -71,7 +71,7 @@ PUBLIC: dict[str, list[str]] = {
     "refusalkit.integrations.pydantic_ai": ["RefusalCapability"],
     "refusalkit.journal": [
         "Checkpoint", "CheckpointScheduler", "Cosigner", "Entry", "EquivocationError", "Evidence",
-        "Journal", "JournalAccess", "NotAnExtensionError",
+        "Handoff", "Journal", "JournalAccess", "NotAnExtensionError",
         "NoteSignature", "NoteVerifier", "OpenedNote", "Receipt", "TilesReport",
         "UntrustedKeyError", "VerifyReport", "bundle_checkpoints", "decision_fields",
         "export_bundle", "export_tiles", "known_origins", "leaf_hash",

@@ -24,6 +24,26 @@ def test_stamp_gives_a_uuid7_and_the_time_of_the_same_millisecond() -> None:
         assert decided_at == format_timestamp(moment)
 
 
+class _EmptiedByOthers(list[str]):
+    """A pool that other threads empty the moment it is refilled."""
+
+    def extend(self, values: object) -> None:
+        super().extend(values)  # type: ignore[arg-type]
+        self.clear()
+
+
+def test_a_pool_emptied_by_other_threads_during_its_refill_still_gives_an_id(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Concurrent callers (an enforcer shared by 8 threads) can take every id of a refill
+    between one caller's refill and its own take; that caller must still get a fresh id, not
+    an ``IndexError`` (which the engine turned into a fail-closed decision)."""
+    monkeypatch.setattr(_stamps, "_pool", _EmptiedByOthers())
+    ids = {stamp()[0] for _ in range(3)}
+    assert len(ids) == 3
+    assert all(uuid.UUID(i).version == 7 for i in ids)
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_a_forked_child_does_not_reuse_the_parents_random_pool() -> None:
     stamp()  # the pool is filled now

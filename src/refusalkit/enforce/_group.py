@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from refusalkit.errors import StoreError
-from refusalkit.journal import Entry, Journal, JournalAccess
+from refusalkit.journal import Entry, Handoff, Journal, JournalAccess
 from refusalkit.keyring import Keyring
 
 __all__ = ["GroupJournal"]
@@ -70,7 +70,7 @@ class GroupJournal:
             raise _closed()
         return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
-    def _enqueue(self, entries: Sequence[Entry]) -> concurrent.futures.Future[list[int]]:
+    def _enqueue(self, entries: Sequence[Entry]) -> Handoff:
         """Hand ``entries`` to the writer thread directly: its answer settles the returned future
         with no event loop between the caller and the commit."""
         if self._closed:
@@ -84,14 +84,17 @@ class GroupJournal:
         """The entries' indices, once durable; from any thread."""
         try:
             return self._enqueue(entries).result(timeout=self.wait_s)
-        except concurrent.futures.TimeoutError:
+        except TimeoutError:
             raise self._late() from None
 
     async def aappend(self, entries: Sequence[Entry]) -> list[int]:
         """``append`` from async code on any event loop, without blocking that loop."""
-        future = asyncio.wrap_future(self._enqueue(entries))
+        if self._closed:
+            raise _closed()
         try:
-            return await asyncio.wait_for(future, timeout=self.wait_s)
+            return await asyncio.wait_for(self._access.append(entries), timeout=self.wait_s)
+        except RuntimeError:
+            raise _closed() from None
         except TimeoutError:
             raise self._late() from None
 

@@ -18,7 +18,7 @@ service, the MCP proxy): group-committed appends on a writer thread and reads of
 
 from __future__ import annotations
 
-from refusalkit.journal._access import Entry, JournalAccess
+from refusalkit.journal._access import Entry, Handoff, JournalAccess
 from refusalkit.journal._bundle import bundle_checkpoints, export_bundle, verify_bundle
 from refusalkit.journal._checkpoint import Checkpoint, open_checkpoint, parse_checkpoint_body
 from refusalkit.journal._errors import (
@@ -59,6 +59,7 @@ __all__ = [
     "Entry",
     "EquivocationError",
     "Evidence",
+    "Handoff",
     "Journal",
     "JournalAccess",
     "NotAnExtensionError",

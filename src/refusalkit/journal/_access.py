@@ -4,8 +4,11 @@ Appends from concurrent requests are gathered while the previous append is being
 to the store as one ``Journal.append`` (one transaction): group commit. Each request is answered
 only after the append holding its records has returned, i.e. is durable (docs/design/journal.md).
 The writer thread takes the next group itself as soon as an append returns, so deciding (on the
-event loop) and journaling (on the writer) overlap instead of taking turns. On SQLite, the writers
-of several processes take turns through ``WriterTurn`` (see ``_turn``).
+event loop) and journaling (on the writer) overlap instead of taking turns. An event loop hands
+over what one of its turns decided at the end of that turn, as one group; thread callers hand
+over each append at once, and the writer, having answered some, waits for them (briefly) to
+share the next commit. On SQLite, the writers of several processes take turns through
+``WriterTurn`` (see ``_turn``).
 
 Each ``Journal`` is opened, used and closed on its own single thread, so a store connection never
 crosses threads. On PostgreSQL, reads use a second connection, so a long query does not hold up
@@ -17,28 +20,28 @@ steady load it never catches up with them, so the WAL never restarts and grows w
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from refusalkit.errors import StoreError
 from refusalkit.journal._journal import Journal, open_journal
 from refusalkit.journal._turn import WriterTurn, writer_turn
 from refusalkit.keyring import Keyring
 
-__all__ = ["Entry", "JournalAccess"]
+__all__ = ["Entry", "Handoff", "JournalAccess"]
 
 T = TypeVar("T")
 Entry = tuple[bytes, tuple[str | None, ...]]
 """An encoded record: its RFC 8785 bytes and index columns (``Journal.append_encoded``)."""
-_Answer = Callable[["list[int] | Exception"], object]
-"""Hands one append's outcome (its indices, or the failure) to its waiter, from the writer."""
-_Pending = tuple[Sequence[Entry], _Answer]
+
+
+REGROUP_S = 0.0005
+"""How long the writer waits for the thread callers it has just answered (``_regroup``)."""
 
 
 def _is_postgres(store: str) -> bool:
@@ -98,9 +101,14 @@ class JournalAccess:
         self._max_group = max_group
         self._writer = _Lane("writer")
         self._reader = _Lane("reader") if _is_postgres(store) else self._writer
-        self._lock = threading.Lock()  # guards _pending and _flushing (loop and writer thread)
+        self._lock = threading.Lock()  # guards _pending, _staged and _flushing (all threads)
         self._pending: deque[_Pending] = deque()
         self._flushing = False
+        self._arrived = threading.Condition(self._lock)  # a thread's append, for ``_regroup``
+        self._regrouping = 0  # how many pending appends ``_regroup`` waits for (0: none)
+        self._regroup_missed = False
+        # each loop's appends of its current turn, published at the turn's end (``_publish``)
+        self._staged: dict[asyncio.AbstractEventLoop, list[_Pending]] = {}
         self._turn: WriterTurn | contextlib.nullcontext[None] = contextlib.nullcontext()
         self.size_seen = 0
 
@@ -112,7 +120,9 @@ class JournalAccess:
             await self._reader.open(self.store, self._keyring, self._origin, self._signer_state)
 
     async def close(self) -> None:
-        """Close both connections; waits for appends in flight."""
+        """Close both connections; waits for appends in flight, staged ones included (a loop
+        that stopped before the end of its turn never publishes its own)."""
+        self._publish(None)
         while self._flushing:
             await asyncio.sleep(0.01)
         await self._writer.close()
@@ -122,23 +132,62 @@ class JournalAccess:
             self._turn.close()
 
     async def append(self, records: Sequence[Entry]) -> list[int]:
-        """Append encoded ``records``; returns their indices once they are durable."""
+        """Append encoded ``records``; returns their indices once they are durable.
+
+        What one turn of the loop decides goes to the writer together, at the end of that turn
+        (``_publish``): handed over one by one, the writer, taking the next group the moment an
+        append returns, took the turn's first decision alone as soon as it could get the GIL,
+        and with a disk that syncs in well under a millisecond most groups held one decision,
+        each paying a whole commit (measured in-process at 128 connections: 1,058 of 1,330
+        groups). The writer never waits for the loop: what earlier turns published is taken
+        the moment an append returns.
+        """
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[list[int]] = loop.create_future()
-        self._enqueue(records, lambda outcome: loop.call_soon_threadsafe(_resolve, future, outcome))
-        return await future
-
-    def append_from_thread(self, records: Sequence[Entry]) -> concurrent.futures.Future[list[int]]:
-        """``append`` for a caller on a plain thread: the returned future is settled by the writer
-        thread itself, with no event loop between them (the in-process enforcer's callers)."""
-        future: concurrent.futures.Future[list[int]] = concurrent.futures.Future()
-        self._enqueue(records, lambda outcome: _resolve(future, outcome))
-        return future
-
-    def _enqueue(self, records: Sequence[Entry], answer: _Answer) -> None:
+        waiter = _LoopWaiter(loop)
         with self._lock:
-            self._pending.append((records, answer))
+            staged = self._staged.get(loop)
+            first = staged is None
+            if staged is None:
+                staged = self._staged[loop] = []
+            staged.append((records, waiter))
+        if first:
+            loop.call_soon(self._publish, loop)
+        return await waiter.future
+
+    def _publish(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        """On ``loop``, after the turn's callbacks: hand its appends to the writer (every loop's,
+        for ``None``)."""
+        with self._lock:
+            for staged in [*self._staged] if loop is None else [loop]:
+                self._pending.extend(self._staged.pop(staged, ()))
+            if 0 < self._regrouping <= len(self._pending):
+                self._arrived.notify()
+            start = bool(self._pending) and not self._flushing
+            self._flushing = self._flushing or start
+        if not start:
+            return
+        try:
+            self._writer.submit(self._drain)
+        except RuntimeError as exc:  # closed: nothing was started; the waiters learn of it
+            with self._lock:
+                dropped, self._flushing = list(self._pending), False
+                self._pending.clear()
+            _answer([(waiter, exc) for _, waiter in dropped])
+
+    def append_from_thread(self, records: Sequence[Entry]) -> Handoff:
+        """``append`` for a caller on a plain thread: the returned ``Handoff`` is settled by the
+        writer thread itself, with no event loop between them (the in-process enforcer's
+        callers)."""
+        handoff = Handoff()
+        self._enqueue(records, handoff)
+        return handoff
+
+    def _enqueue(self, records: Sequence[Entry], waiter: _Waiter) -> None:
+        with self._lock:
+            self._pending.append((records, waiter))
             start, self._flushing = not self._flushing, True
+            if 0 < self._regrouping <= len(self._pending):
+                self._arrived.notify()
         if start:
             try:
                 self._writer.submit(self._drain)
@@ -151,9 +200,10 @@ class JournalAccess:
     def _drain(self, journal: Journal) -> None:
         """Writer thread: append whatever is pending, group after group, until nothing is.
 
-        The next group is taken here, the moment the previous append returns, not on an event
-        loop: while one group is being made durable the callers go on deciding the next
-        requests, and a group never waits for a loop to get round to starting it.
+        The next group is taken here, the moment the previous append returns (after thread
+        callers were answered, once they are back: ``_regroup``), not on an event loop: while
+        one group is being made durable the callers go on deciding the next requests, and a
+        group never waits for a loop to get round to starting it.
         """
         while True:
             with self._lock:
@@ -161,19 +211,49 @@ class JournalAccess:
                 if not group:
                     self._flushing = False
                     return
-            flat = [record for records, _ in group for record in records]
-            try:
-                with self._turn:
-                    indices = journal.append_encoded(flat)
-            except Exception as exc:  # noqa: BLE001 (every waiter learns of the failure)
-                for _, answer in group:
-                    answer(exc)
+            indices = self._commit(journal, group)
+            with self._lock:
+                waiting = len(self._pending)  # arrived during the commit, before the answers
+            if isinstance(indices, Exception):
+                _answer([(waiter, indices) for _, waiter in group])
             else:
                 self._settle(group, indices)
             # answered first, then housekeeping (SQLite WAL checkpoint) between groups, never
             # inside a commit; a failed WAL checkpoint only leaves the WAL longer
             with contextlib.suppress(StoreError):
                 journal.maintain()
+            self._regroup(sum(type(waiter) is Handoff for _, waiter in group), waiting)
+
+    def _commit(self, journal: Journal, group: list[_Pending]) -> list[int] | Exception:
+        """Writer thread: append ``group`` in one transaction; its indices, or the failure
+        (which every waiter of the group then learns)."""
+        flat = [record for records, _ in group for record in records]
+        try:
+            with self._turn:
+                return journal.append_encoded(flat)
+        except Exception as exc:  # noqa: BLE001 (handed to the waiters, not raised here)
+            return exc
+
+    def _regroup(self, answered: int, waiting: int) -> None:
+        """Writer thread: give the ``answered`` thread callers a moment (at most ``REGROUP_S``)
+        to hand in their next decisions, so that they share the next commit with the
+        ``waiting`` appends that came during the last one.
+
+        Taking the next group at once, the writer took the first callers back while the others
+        were still waking: 8 thread callers made groups of 1 to 8, 3.3 on average on a disk
+        (measured). The callers just answered are not held up by the wait; the ``waiting``
+        ones are, by the others' time to decide. A wait that runs out (the callers went on to
+        other work) is not repeated for the next group.
+        """
+        if answered == 0 or self._regroup_missed:
+            self._regroup_missed = False
+            return
+        wanted = waiting + answered
+        with self._lock:
+            self._regrouping = wanted
+            arrived = self._arrived.wait_for(lambda: len(self._pending) >= wanted, REGROUP_S)
+            self._regrouping = 0
+        self._regroup_missed = not arrived
 
     def _take_group(self) -> list[_Pending]:
         group: list[_Pending] = []
@@ -186,10 +266,11 @@ class JournalAccess:
         return group
 
     def _settle(self, group: list[_Pending], indices: list[int]) -> None:
-        at = 0
-        for records, answer in group:
-            answer(indices[at : at + len(records)])
+        at, answers = 0, []
+        for records, waiter in group:
+            answers.append((waiter, indices[at : at + len(records)]))
             at += len(records)
+        _answer(answers)
         if indices:
             self.size_seen = max(self.size_seen, indices[-1] + 1)
 
@@ -202,14 +283,74 @@ class JournalAccess:
         return await self._reader.run(fn)
 
 
-def _resolve(
-    future: asyncio.Future[list[int]] | concurrent.futures.Future[list[int]],
-    outcome: list[int] | Exception,
-) -> None:
-    """Settle ``future`` with ``outcome`` unless its waiter gave up on it (a timeout)."""
-    if future.done():
-        return
-    if isinstance(outcome, Exception):
-        future.set_exception(outcome)
-    else:
-        future.set_result(outcome)
+class Handoff:
+    """One thread's wait for its append: a lock taken at birth and released by the writer.
+
+    A ``concurrent.futures.Future`` would do, but its condition variable, waiter list and
+    callbacks cost a thread caller more CPU than deciding does; a bare lock is one futex wait.
+    """
+
+    __slots__ = ("_done", "_outcome")
+
+    def __init__(self) -> None:
+        self._done = threading.Lock()
+        self._done.acquire()
+        self._outcome: list[int] | Exception | None = None
+
+    def settle(self, outcome: list[int] | Exception) -> None:
+        """The writer's answer: the indices, or the failure (called once)."""
+        self._outcome = outcome
+        self._done.release()
+
+    def result(self, timeout: float | None = None) -> list[int]:
+        """The indices once durable; raises the append's failure, or ``TimeoutError`` when no
+        answer came within ``timeout`` seconds (the answer that comes later is dropped)."""
+        if not self._done.acquire(timeout=-1 if timeout is None else timeout):
+            raise TimeoutError("the journal did not answer in time")
+        self._done.release()  # a second ``result`` sees the same answer
+        outcome = self._outcome
+        if isinstance(outcome, Exception):
+            raise outcome
+        assert outcome is not None
+        return outcome
+
+
+class _LoopWaiter:
+    """One coroutine's wait for its append: a future of its event loop."""
+
+    __slots__ = ("future", "loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.future: asyncio.Future[list[int]] = loop.create_future()
+
+
+_Waiter = Handoff | _LoopWaiter
+_Pending = tuple[Sequence[Entry], _Waiter]
+
+
+def _answer(answers: Sequence[tuple[_Waiter, list[int] | Exception]]) -> None:
+    """Writer thread: hand each append's outcome to its waiter. A thread's handoff is settled
+    here; a group's coroutines are settled by one callback on each of their loops (one wake-up
+    of that loop per group, not one per request)."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[list[int]], Any]]] = {}
+    for waiter, outcome in answers:
+        if type(waiter) is Handoff:
+            waiter.settle(outcome)
+        else:
+            assert isinstance(waiter, _LoopWaiter)
+            by_loop.setdefault(waiter.loop, []).append((waiter.future, outcome))
+    for loop, settled in by_loop.items():
+        with contextlib.suppress(RuntimeError):  # the loop is closed: no one waits there now
+            loop.call_soon_threadsafe(_resolve_all, settled)
+
+
+def _resolve_all(settled: list[tuple[asyncio.Future[list[int]], list[int] | Exception]]) -> None:
+    """On a waiter's loop: settle each future unless its waiter gave up on it (a timeout)."""
+    for future, outcome in settled:
+        if future.done():
+            continue
+        if isinstance(outcome, Exception):
+            future.set_exception(outcome)
+        else:
+            future.set_result(outcome)
