@@ -25,7 +25,12 @@ project's aims, for reading the figures: the proxy's own CPU at most 0.3 ms a ca
 it adds to p50 is the journal's ``fsync`` plus at most that. Figures, never pass/fail.
 ``--peer-src DIR`` adds ``mcp wrap`` run from another checkout's ``src`` (its ``PYTHONPATH``;
 ``git archive <commit> src | tar -x -C DIR/..``) to the same rounds, tmpfs journal: the
-before-and-after of a change to the proxy, measured side by side.
+before-and-after of a change to the proxy, measured side by side. ``--paired BLOCKS`` (with
+``--peer-src``) measures that pair alone, both sessions open at once and their calls in
+alternating blocks of ``--calls``, each block's CPU a call (the process's and its event loop's)
+and p50 beside the other's: the ratio block by block, which a loaded machine's drift leaves
+alone. ``--stdio-only`` leaves out HTTP and the gate alone; ``REFUSALKIT_BENCH_PROFILE=DIR``
+profiles each ``mcp wrap`` over its latency run (cProfile, ``DIR/*.prof``).
 ``--results-2k`` measures instead what pinning and result scanning add: the ``page`` tool's
 2,000-token result, direct over stdio, through ``mcp wrap`` with neither (the proxy as it was)
 and through ``mcp wrap --pin FILE`` (``--results redact``, the default, and ``--results off``:
@@ -465,6 +470,52 @@ def _print_results(report: dict[str, Any]) -> None:
     )
 
 
+async def _block(client: Client, pid: int, calls: int) -> dict[str, float]:
+    """One block of calls on an open session: its p50 and the proxy's CPU a call over it."""
+    before = _cpu_pair(pid)
+    lat = await _latencies(client, calls)
+    after = _cpu_pair(pid)
+    cpu, loop = ((a - b) / calls * 1e3 for a, b in zip(after, before, strict=True))
+    return {"p50_ms": statistics.median(lat) * 1e3, "cpu_ms": cpu, "loop_cpu_ms": loop}
+
+
+async def _paired_blocks(sessions: dict[str, StdioServerParameters], blocks: int, calls: int,
+                         markers: dict[str, str]) -> dict[str, list[dict[str, float]]]:  # fmt: skip
+    out: dict[str, list[dict[str, float]]] = {name: [] for name in sessions}
+    async with contextlib.AsyncExitStack() as stack:
+        clients = {n: await stack.enter_async_context(Client(p, mode="legacy"))
+                   for n, p in sessions.items()}  # fmt: skip
+        pids = {name: _proxy_pid(markers[name]) for name in clients}
+        for client in clients.values():
+            await _latencies(client, 100)  # warm up
+        for i in range(blocks):
+            for name in list(clients)[:: 1 if i % 2 else -1]:  # who goes first alternates
+                pid = pids[name]
+                assert pid is not None
+                out[name].append(await _block(clients[name], pid, calls))
+    return out
+
+
+def _paired(blocks: int, calls: int, peer_src: Path) -> dict[str, Any]:
+    """``mcp wrap`` from this checkout and from ``peer_src``, both sessions open at once, their
+    calls in alternating blocks (tmpfs journals): each block's figures taken within moments of
+    the other's, so the machine's load drifts out of the ratio."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ring_path = Keyring.generate().save(Path(tmp) / "keyring.json")
+        folder = _journal_dirs(Path(tmp)).get("tmpfs", Path(tmp))
+        sessions = {"new": _wrap(str(folder / "wrap.db"), ring_path),
+                    "peer": _peer_wrap(folder, ring_path, peer_src)}  # fmt: skip
+        markers = {"new": str(folder / "wrap.db"), "peer": str(folder / "peer.db")}
+        measured = anyio.run(_paired_blocks, sessions, blocks, calls, markers)
+        if folder != Path(tmp):
+            shutil.rmtree(folder, ignore_errors=True)
+    ratios = {key: _range([n[key] / p[key] for n, p in zip(measured["new"], measured["peer"],
+                                                            strict=True) if p[key]])
+              for key in ("cpu_ms", "loop_cpu_ms", "p50_ms")}  # fmt: skip
+    return {"blocks": measured, "summary": {n: _summary(b) for n, b in measured.items()},
+            "new_over_peer": ratios}  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls, three rounds")
@@ -477,6 +528,13 @@ def main() -> None:
         help="only stdio, direct and mcp wrap (no HTTP, no gate alone)",
     )
     parser.add_argument("--calls", type=int, default=None, help="calls per config and round")
+    parser.add_argument(
+        "--paired",
+        type=int,
+        default=0,
+        metavar="BLOCKS",
+        help="with --peer-src: both wraps open at once, BLOCKS alternating blocks of --calls each",
+    )
     parser.add_argument("--rounds", type=int, default=None, help="rounds")
     options = parser.parse_args()
     if options.results_2k:
@@ -490,6 +548,23 @@ def main() -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
         console.print(f"wrote {out}")
+        return
+    if options.paired:
+        if options.peer_src is None:
+            parser.error("--paired needs --peer-src")
+        calls = options.calls or 200
+        load_before = os.getloadavg()
+        paired = _paired(options.paired, calls, options.peer_src)
+        paired |= {"benchmark": "mcp-paired", "calls_per_block": calls,
+                   "load_average_before_after": [load_before, os.getloadavg()]}  # fmt: skip
+        for name, row in paired["summary"].items():
+            console.print(name, {k: _shown(v, ".3f") for k, v in row.items()})
+        for key, spread in paired["new_over_peer"].items():
+            console.print(f"new / peer, {key}, block by block: {_shown(spread, '.2f')}")
+        console.print(f"load average before, after: {paired['load_average_before_after']}")
+        out = options.out or HERE / "results" / "mcp-paired.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(paired, indent=2) + "\n", encoding="utf-8")
         return
     options.out = options.out or HERE / "results" / "mcp.json"
     calls, rounds = (300, 3) if options.quick else (600, 5)
