@@ -5,7 +5,7 @@ line (``anyio.wrap_file``), which costs a thread hand-off per message each way. 
 starts the wrapper with pipes for stdin and stdout, so here they are read and written as
 non-blocking pipes on the asyncio loop instead. The framing is the same (MCP stdio transport:
 one JSON-RPC message per line, UTF-8) and the messages are the SDK's own types, parsed and
-serialised as the SDK does (with orjson where that gives the same messages: ``_jsonrpc.py``).
+serialised as the SDK does (written with orjson where that gives the same bytes: ``_jsonrpc.py``).
 When stdin or stdout is not a pipe or socket (a terminal, a file), or the loop is not asyncio,
 the SDK's ``stdio_server`` is used.
 
@@ -38,9 +38,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
+from mcp_types import jsonrpc_message_adapter
 
 from refusalkit.mcp_proxy._bridge import Receiver, Sender
-from refusalkit.mcp_proxy._jsonrpc import dump_message, parse_message
+from refusalkit.mcp_proxy._jsonrpc import dump_message
 
 __all__ = ["client_stdio", "server_stdio"]
 
@@ -82,7 +83,7 @@ class _PipeReceiver:
             if not line.strip():
                 continue
             try:
-                yield SessionMessage(parse_message(line))
+                yield SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
             except Exception as exc:  # noqa: BLE001 (reported to the bridge, as the SDK does)
                 yield exc
 
