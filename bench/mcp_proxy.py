@@ -25,7 +25,12 @@ project's aims, for reading the figures: the proxy's own CPU at most 0.3 ms a ca
 it adds to p50 is the journal's ``fsync`` plus at most that. Figures, never pass/fail.
 ``--peer-src DIR`` adds ``mcp wrap`` run from another checkout's ``src`` (its ``PYTHONPATH``;
 ``git archive <commit> src | tar -x -C DIR/..``) to the same rounds, tmpfs journal: the
-before-and-after of a change to the proxy, measured side by side.
+before-and-after of a change to the proxy, measured side by side. ``--paired BLOCKS`` (with
+``--peer-src``) measures that pair alone, both sessions open at once and their calls in
+alternating blocks of ``--calls``, each block's CPU a call (the process's and its event loop's)
+and p50 beside the other's: the ratio block by block, which a loaded machine's drift leaves
+alone. ``--stdio-only`` leaves out HTTP and the gate alone; ``REFUSALKIT_BENCH_PROFILE=DIR``
+profiles each ``mcp wrap`` over its latency run (cProfile, ``DIR/*.prof``).
 ``--results-2k`` measures instead what pinning and result scanning add: the ``page`` tool's
 2,000-token result, direct over stdio, through ``mcp wrap`` with neither (the proxy as it was)
 and through ``mcp wrap --pin FILE`` (``--results redact``, the default, and ``--results off``:
@@ -44,6 +49,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -106,10 +112,18 @@ async def _throughput(client: Client, calls: int, in_flight: int) -> float:
 Connect = Callable[[], Any]
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def _cpu_seconds(pid: int, stat: str = "stat") -> float:
+    """User + system CPU time of a process so far (Linux ``/proc``); with ``stat`` naming
+    ``task/<tid>/stat``, of that one thread."""
+    fields = Path(f"/proc/{pid}/{stat}").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_pair(pid: int | None) -> tuple[float, float]:
+    """The process's CPU time so far, and its event loop's (its main thread's, tid = pid)."""
+    if pid is None:
+        return 0.0, 0.0
+    return _cpu_seconds(pid), _cpu_seconds(pid, f"task/{pid}/stat")
 
 
 def _proxy_pid(marker: str) -> int | None:
@@ -131,15 +145,19 @@ async def _measure(connect: Connect, calls: int, proxy: str | None) -> dict[str,
     async with connect() as client:
         await _latencies(client, max(20, calls // 10))  # warm up
         pid = _proxy_pid(proxy) if proxy else None
-        cpu = _cpu_seconds(pid) if pid else 0.0
+        before = _cpu_pair(pid)
+        _signal(pid, signal.SIGUSR1)
         lat = sorted(await _latencies(client, calls))
-        cpu = _cpu_seconds(pid) - cpu if pid else float("nan")
+        _signal(pid, signal.SIGUSR2)
+        after = _cpu_pair(pid)
+        cpu, loop = (a - b if pid else float("nan") for a, b in zip(after, before, strict=True))
         rate = await _throughput(client, calls, 16)
     return {
         "p50_ms": statistics.median(lat) * 1e3,
         "p99_ms": lat[int(len(lat) * 0.99) - 1] * 1e3,
         "calls_per_s": rate,
         "proxy_cpu_ms_per_call": cpu / calls * 1e3,
+        "loop_cpu_ms_per_call": loop / calls * 1e3,
     }
 
 
@@ -194,28 +212,68 @@ def _proxy_args(up_port: int, port: int, journal: Path, ring_path: Path) -> list
 
 def _peer_wrap(folder: Path, ring_path: Path, peer_src: Path) -> StdioServerParameters:
     """``mcp wrap`` with the refusalkit of ``peer_src`` (first on its ``PYTHONPATH``)."""
-    wrapped = wrap_params(str(folder / "peer.db"), ring_path, python_upstream())
+    wrapped = _wrap(str(folder / "peer.db"), ring_path)
     env = {**os.environ, "PYTHONPATH": str(peer_src.resolve())}
     return wrapped.model_copy(update={"env": env})
 
 
-def _run(calls: int, rounds: int, tmp: Path, peer_src: Path | None = None) -> dict[str, Any]:
+PROFILE_ENV = "REFUSALKIT_BENCH_PROFILE"
+"""Set to a folder: each ``mcp wrap`` of the run is profiled (cProfile, the event loop's thread)
+over its latency run only (the harness starts and stops the profiler with ``SIGUSR1`` and
+``SIGUSR2``), into ``<folder>/<journal file name>.prof``. Profiling slows the proxy several
+times over: its figures say where the time goes, they are not for reporting."""
+
+_PROFILED = """
+import cProfile, signal, sys
+from refusalkit.cli import main
+profile, out = cProfile.Profile(), sys.argv[1]
+signal.signal(signal.SIGUSR1, lambda *_: profile.enable())
+signal.signal(signal.SIGUSR2, lambda *_: (profile.disable(), profile.dump_stats(out)))
+sys.argv = ["refusalkit", *sys.argv[2:]]
+main()
+"""
+
+
+def _profiled(params: StdioServerParameters, journal: str) -> StdioServerParameters:
+    """``params`` run under cProfile when ``REFUSALKIT_BENCH_PROFILE`` names a folder."""
+    folder = os.environ.get(PROFILE_ENV)
+    if not folder:
+        return params
+    out = str(Path(folder) / f"{Path(journal).parent.name}-{Path(journal).stem}.prof")
+    args = ["-c", _PROFILED, out, *params.args]
+    return params.model_copy(update={"command": sys.executable, "args": args})
+
+
+def _signal(pid: int | None, signum: int) -> None:
+    if pid is not None and os.environ.get(PROFILE_ENV):
+        os.kill(pid, signum)
+
+
+def _wrap(journal: str, ring_path: Path) -> StdioServerParameters:
+    return _profiled(wrap_params(journal, ring_path, python_upstream()), journal)
+
+
+def _run(
+    calls: int, rounds: int, tmp: Path, peer_src: Path | None = None, *, stdio_only: bool = False
+) -> dict[str, Any]:
     keyring = Keyring.generate()
     ring_path = keyring.save(tmp / "keyring.json")
     journals = _journal_dirs(tmp)
     up_port = free_port()
     direct_stdio = StdioServerParameters(command=sys.executable, args=python_upstream()[1:])
-    configs: dict[str, Connect] = {
-        "stdio direct": lambda: Client(direct_stdio, mode="legacy"),
-        "http direct": lambda: _http_client(f"http://127.0.0.1:{up_port}/mcp"),
-    }
-    servers = [(python_upstream_http(up_port), up_port)]
+    configs: dict[str, Connect] = {"stdio direct": lambda: Client(direct_stdio, mode="legacy")}
+    servers = []
+    if not stdio_only:
+        configs["http direct"] = lambda: _http_client(f"http://127.0.0.1:{up_port}/mcp")
+        servers.append((python_upstream_http(up_port), up_port))
     markers: dict[str, str] = {}
     for where, folder in journals.items():
-        wrapped = wrap_params(str(folder / "wrap.db"), ring_path, python_upstream())
+        wrapped = _wrap(str(folder / "wrap.db"), ring_path)
         name = f"stdio mcp wrap ({where} journal)"
         configs[name] = lambda w=wrapped: Client(w, mode="legacy")
         markers[name] = str(folder / "wrap.db")
+        if stdio_only:
+            continue
         port = free_port()
         servers.append((_proxy_args(up_port, port, folder / "proxy.db", ring_path), port))
         url = f"http://127.0.0.1:{port}/mcp"
@@ -229,14 +287,14 @@ def _run(calls: int, rounds: int, tmp: Path, peer_src: Path | None = None) -> di
         configs[name] = lambda: Client(peer, mode="legacy")
         markers[name] = str(folder / "peer.db")
     results: dict[str, list[dict[str, float]]] = {name: [] for name in configs}
-    gate: dict[str, list[float]] = {where: [] for where in journals}
+    gate: dict[str, list[float]] = {} if stdio_only else {where: [] for where in journals}
     with contextlib.ExitStack() as stack:
         for args, port in servers:
             stack.enter_context(running(args, port))
         for r in range(rounds):
             for name, connect in configs.items():
                 results[name].append(anyio.run(_measure, connect, calls, markers.get(name)))
-            for where, folder in journals.items():
+            for where, folder in journals.items() if not stdio_only else ():
                 db = str(folder / f"gate{r}.db")
                 gate[where].append(anyio.run(_gate_rate, db, keyring, calls * 4))
     for where, folder in journals.items():
@@ -281,13 +339,15 @@ def _print(report: dict[str, Any]) -> None:
         title=f"MCP tools/call round trips ({report['calls']} calls per config and round, "
         f"{report['rounds']} rounds): median (min to max)"
     )
-    columns = ("config", "p50 ms", "p99 ms", "calls/s (16 in flight)", "proxy CPU ms/call")
+    columns = ("config", "p50 ms", "p99 ms", "calls/s (16 in flight)", "proxy CPU ms/call",
+               "of which loop")  # fmt: skip
     for column in columns:
         table.add_column(column, justify="right" if column != "config" else "left")
     for name, row in report["configs"].items():
         table.add_row(
             name, _shown(row["p50_ms"], ".2f"), _shown(row["p99_ms"], ".2f"),
             _shown(row["calls_per_s"], ",.0f"), _shown(row["proxy_cpu_ms_per_call"], ".3f"),
+            _shown(row["loop_cpu_ms_per_call"], ".3f"),
         )  # fmt: skip
     console.print(table)
     over = Table(title="through refusalkit vs direct, within each round: median (min to max)")
@@ -410,12 +470,72 @@ def _print_results(report: dict[str, Any]) -> None:
     )
 
 
+async def _block(client: Client, pid: int, calls: int) -> dict[str, float]:
+    """One block of calls on an open session: its p50 and the proxy's CPU a call over it."""
+    before = _cpu_pair(pid)
+    lat = await _latencies(client, calls)
+    after = _cpu_pair(pid)
+    cpu, loop = ((a - b) / calls * 1e3 for a, b in zip(after, before, strict=True))
+    return {"p50_ms": statistics.median(lat) * 1e3, "cpu_ms": cpu, "loop_cpu_ms": loop}
+
+
+async def _paired_blocks(sessions: dict[str, StdioServerParameters], blocks: int, calls: int,
+                         markers: dict[str, str]) -> dict[str, list[dict[str, float]]]:  # fmt: skip
+    out: dict[str, list[dict[str, float]]] = {name: [] for name in sessions}
+    async with contextlib.AsyncExitStack() as stack:
+        clients = {n: await stack.enter_async_context(Client(p, mode="legacy"))
+                   for n, p in sessions.items()}  # fmt: skip
+        pids = {name: _proxy_pid(markers[name]) for name in clients}
+        for client in clients.values():
+            await _latencies(client, 100)  # warm up
+        for i in range(blocks):
+            for name in list(clients)[:: 1 if i % 2 else -1]:  # who goes first alternates
+                pid = pids[name]
+                assert pid is not None
+                out[name].append(await _block(clients[name], pid, calls))
+    return out
+
+
+def _paired(blocks: int, calls: int, peer_src: Path) -> dict[str, Any]:
+    """``mcp wrap`` from this checkout and from ``peer_src``, both sessions open at once, their
+    calls in alternating blocks (tmpfs journals): each block's figures taken within moments of
+    the other's, so the machine's load drifts out of the ratio."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ring_path = Keyring.generate().save(Path(tmp) / "keyring.json")
+        folder = _journal_dirs(Path(tmp)).get("tmpfs", Path(tmp))
+        sessions = {"new": _wrap(str(folder / "wrap.db"), ring_path),
+                    "peer": _peer_wrap(folder, ring_path, peer_src)}  # fmt: skip
+        markers = {"new": str(folder / "wrap.db"), "peer": str(folder / "peer.db")}
+        measured = anyio.run(_paired_blocks, sessions, blocks, calls, markers)
+        if folder != Path(tmp):
+            shutil.rmtree(folder, ignore_errors=True)
+    ratios = {key: _range([n[key] / p[key] for n, p in zip(measured["new"], measured["peer"],
+                                                            strict=True) if p[key]])
+              for key in ("cpu_ms", "loop_cpu_ms", "p50_ms")}  # fmt: skip
+    return {"blocks": measured, "summary": {n: _summary(b) for n, b in measured.items()},
+            "new_over_peer": ratios}  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls, three rounds")
     parser.add_argument("--results-2k", action="store_true", help="pinning + result scanning")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--peer-src", type=Path, default=None, help="a checkout's src to compare")
+    parser.add_argument(
+        "--stdio-only",
+        action="store_true",
+        help="only stdio, direct and mcp wrap (no HTTP, no gate alone)",
+    )
+    parser.add_argument("--calls", type=int, default=None, help="calls per config and round")
+    parser.add_argument(
+        "--paired",
+        type=int,
+        default=0,
+        metavar="BLOCKS",
+        help="with --peer-src: both wraps open at once, BLOCKS alternating blocks of --calls each",
+    )
+    parser.add_argument("--rounds", type=int, default=None, help="rounds")
     options = parser.parse_args()
     if options.results_2k:
         calls, rounds = (100, 3) if options.quick else (300, 5)
@@ -429,11 +549,29 @@ def main() -> None:
         out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
         console.print(f"wrote {out}")
         return
+    if options.paired:
+        if options.peer_src is None:
+            parser.error("--paired needs --peer-src")
+        calls = options.calls or 200
+        load_before = os.getloadavg()
+        paired = _paired(options.paired, calls, options.peer_src)
+        paired |= {"benchmark": "mcp-paired", "calls_per_block": calls,
+                   "load_average_before_after": [load_before, os.getloadavg()]}  # fmt: skip
+        for name, row in paired["summary"].items():
+            console.print(name, {k: _shown(v, ".3f") for k, v in row.items()})
+        for key, spread in paired["new_over_peer"].items():
+            console.print(f"new / peer, {key}, block by block: {_shown(spread, '.2f')}")
+        console.print(f"load average before, after: {paired['load_average_before_after']}")
+        out = options.out or HERE / "results" / "mcp-paired.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(paired, indent=2) + "\n", encoding="utf-8")
+        return
     options.out = options.out or HERE / "results" / "mcp.json"
     calls, rounds = (300, 3) if options.quick else (600, 5)
+    calls, rounds = options.calls or calls, options.rounds or rounds
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
-        measured = _run(calls, rounds, Path(tmp), options.peer_src)
+        measured = _run(calls, rounds, Path(tmp), options.peer_src, stdio_only=options.stdio_only)
     report: dict[str, Any] = {
         "benchmark": "mcp",
         "calls": calls,

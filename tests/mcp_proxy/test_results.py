@@ -10,10 +10,12 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from refusalkit.chat import scan
+from refusalkit._internal.results import check_value
+from refusalkit.chat import ScanFinding, redact, scan
 from refusalkit.decide import Pack
 from refusalkit.keyring import Keyring
 from refusalkit.mcp_proxy import check_result
+from support.strategies import json_values
 
 RING = Keyring.generate()
 REDACTOR = RING.redactor()
@@ -158,3 +160,22 @@ def test_every_string_of_a_block_is_checked_but_media_and_types_are_kept() -> No
     assert EMAIL not in json.dumps(link)
     assert link["type"] == "resource_link"
     assert picture == result["content"][1]
+
+
+@given(value=json_values(st.sampled_from(["hello", AWS_KEY, f"mail {EMAIL}", "fine", 7])))
+def test_a_text_met_twice_is_scanned_once_with_the_same_outcome(value: Any) -> None:
+    """Speed twin (``scanner`` in ``mcp_proxy/_results.py``, run once per distinct text of a
+    result) pinned to its reference: every text run through ``refusalkit.chat.redact``. The
+    reference walk is ``_internal/results.py`` ``check_value`` with the plain scanner; the texts
+    repeat, so the memo is used."""
+    result = {"content": [{"type": "text", "text": "hello"}], "structuredContent": value}
+    checked = check_result("tools/call", result, REDACTOR, _none)
+
+    def plain(text: str) -> tuple[str, tuple[ScanFinding, ...]]:
+        return redact(text, REDACTOR)
+
+    reference = check_value(value, plain, _none)
+    assert checked.result["structuredContent"] == reference.result
+    assert [(f.where, f.kind, f.token) for f in checked.findings] == [
+        ("/structuredContent" + f.where, f.kind, f.token) for f in reference.findings
+    ]

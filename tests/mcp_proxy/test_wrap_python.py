@@ -306,3 +306,53 @@ def test_wrap_signs_no_checkpoint_over_a_rolled_back_store(
     with open_journal(str(journal), keyring, create=False) as log:
         assert log.size() == 2
         assert len(log.checkpoints()) == 1  # only the pre-rollback checkpoint of size 1
+
+
+_RECORDER = r"""
+import json, sys
+with open(sys.argv[1], "a", encoding="utf-8") as seen:
+    for line in sys.stdin:
+        seen.write(line)
+        seen.flush()
+        request = json.loads(line)
+        answer = {"jsonrpc": "2.0", "id": request["id"], "result": {"content": []}}
+        print(json.dumps(answer), flush=True)
+"""
+
+
+def _no_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    assert len(keys) == len(set(keys)), f"a member twice: {keys}"
+    return dict(pairs)
+
+
+def test_a_member_sent_twice_reaches_the_server_once_as_decided(
+    tmp_path: Path, keyring_path: Path
+) -> None:
+    """A hostile client repeats ``command``: the proxy reads the last (``ls``, allowed), and a
+    server that read the first would run ``rm -rf /``. What the server gets is the call as it
+    was decided, written from its parsed form: each member once."""
+    script, seen = tmp_path / "recorder.py", tmp_path / "seen.jsonl"
+    script.write_text(_RECORDER)
+    journal = tmp_path / "j.db"
+    params = wrap_params(str(journal), keyring_path, [shutil.which("python3") or "python3",
+                                                      str(script), str(seen)])  # fmt: skip
+    line = (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run",'
+            b'"arguments":{"command":"rm -rf /","command":"ls"}}}\n')  # fmt: skip
+    with subprocess.Popen(
+        [params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    ) as wrap:
+        assert wrap.stdin is not None
+        assert wrap.stdout is not None
+        wrap.stdin.write(line)
+        wrap.stdin.flush()
+        answer = wrap.stdout.readline()  # the session stays open until it is answered
+        wrap.stdin.close()
+        assert wrap.wait(timeout=60) == 0
+    assert json.loads(answer)["result"] == {"content": []}
+    [forwarded] = [
+        json.loads(raw, object_pairs_hook=_no_twice) for raw in seen.read_text().split("\n") if raw
+    ]
+    assert forwarded["params"]["arguments"] == {"command": "ls"}
+    [decision] = journal_records(str(journal), Keyring.load(keyring_path))
+    assert decision["action"] == "allow"

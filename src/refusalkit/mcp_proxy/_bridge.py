@@ -27,9 +27,10 @@ request's ``progressToken``); other server-initiated messages go to the session'
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from typing import Any, Protocol
 
 import anyio
@@ -69,6 +70,60 @@ class Sender(Protocol):
     async def send(self, item: SessionMessage, /) -> None: ...
 
 
+class _Calls:
+    """The decisions in flight of one bridge, each in its own task.
+
+    On asyncio a plain ``asyncio`` task each (a third of the CPU of an anyio task group's
+    ``start_soon``, which the hot path paid once a call), kept here so that none outlives the
+    bridge: when it ends, those still running are cancelled and waited for, and the first that
+    failed ends the bridge and is raised, as a task group would. On another event loop, the task
+    group's own tasks.
+    """
+
+    def __init__(self, tg: TaskGroup | None) -> None:
+        self._tg = tg
+        self._running: set[asyncio.Task[None]] = set()
+        self._failure: BaseException | None = None
+        self.failed = anyio.Event()
+
+    @classmethod
+    def of(cls, tg: TaskGroup) -> _Calls:
+        """Plain tasks on asyncio, ``tg``'s otherwise."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # another event loop (trio)
+            return cls(tg)
+        return cls(None)
+
+    def start(self, call: Coroutine[Any, Any, None]) -> None:
+        """Run ``call`` beside the bridge's pumps."""
+        if self._tg is not None:
+            self._tg.start_soon(lambda: call)
+            return
+        task = asyncio.get_running_loop().create_task(call)
+        self._running.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._running.discard(task)
+        if task.cancelled() or task.exception() is None or self._failure is not None:
+            return
+        self._failure = task.exception()
+        self.failed.set()
+
+    async def close(self) -> None:
+        """Cancel the calls still in flight and wait for them."""
+        for task in self._running:
+            task.cancel()
+        if self._running:
+            await asyncio.wait(self._running)
+
+    def raise_failure(self) -> None:
+        """Raise the first call that failed, if one did."""
+        if self._failure is not None:
+            raise self._failure
+
+
 class Bridge:
     """One MCP session between a client (downstream) and a server (upstream)."""
 
@@ -88,10 +143,11 @@ class Bridge:
     ) -> None:
         """Pump both directions until either side closes."""
         async with anyio.create_task_group() as tg:
+            calls = _Calls.of(tg)
 
             async def downstream() -> None:
                 with contextlib.suppress(*_CLOSED):
-                    await self._from_client(down_read, down_write, up_write, tg)
+                    await self._from_client(down_read, down_write, up_write, calls)
                 tg.cancel_scope.cancel()
 
             async def upstream() -> None:
@@ -101,11 +157,18 @@ class Bridge:
 
             tg.start_soon(downstream)
             tg.start_soon(upstream)
+            try:
+                await calls.failed.wait()
+                tg.cancel_scope.cancel()
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await calls.close()
+            calls.raise_failure()
 
     # -- client to server ---------------------------------------------------------------------
 
     async def _from_client(
-        self, read: Receiver, down_write: Sender, up_write: Sender, tg: TaskGroup
+        self, read: Receiver, down_write: Sender, up_write: Sender, calls: _Calls
     ) -> None:
         async for item in read:
             if isinstance(item, Exception):
@@ -117,7 +180,7 @@ class Bridge:
             if isinstance(message, JSONRPCRequest):
                 if message.method in _DECIDED:
                     self._deciding.add(message.id)
-                    tg.start_soon(self._call, message, down_write, up_write)
+                    calls.start(self._call(message, down_write, up_write))
                     continue
                 self._note_request(message)
             elif isinstance(message, JSONRPCNotification) and self._cancels_pending(message):

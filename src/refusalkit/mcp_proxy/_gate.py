@@ -17,10 +17,12 @@ requests carry as ``context.session``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import sys
 from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TextIO, TypeVar
 
@@ -215,7 +217,7 @@ class Gate:
             problem = None
             if pinned and self.pins is not None and isinstance(tool, str):
                 problem = self.pins.problem(caller.session, tool)
-            with anyio.fail_after(self._timeout_s):
+            async with _deadline(self._timeout_s):
                 return await self._decide(request, caller, problem)
         except Exception as exc:  # noqa: BLE001 (fail closed: any error refuses the call)
             problem = self._problem(exc)
@@ -301,7 +303,7 @@ class Gate:
         refusal = self._withheld(tool, checked, subject) if action == "block" else None
         if refusal is not None:
             entries.append((self._encoder.encode(refusal), decision_fields(refusal)))
-        with anyio.fail_after(self._timeout_s):  # the only wait: a clean result has none
+        async with _deadline(self._timeout_s):  # the only wait: a clean result has none
             indices = await self._journal.append(entries)
         self._appended += len(entries)
         if refusal is not None:
@@ -381,6 +383,30 @@ class Gate:
             subject=Subject(caller.agent, caller.session),
             request_digest=self._digest(request),
         )
+
+
+class _AnyioDeadline:
+    """``anyio.fail_after`` as an asynchronous context manager, for an event loop other than
+    asyncio (trio)."""
+
+    def __init__(self, seconds: float) -> None:
+        self._scope = anyio.fail_after(seconds)
+
+    async def __aenter__(self) -> None:
+        self._scope.__enter__()
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        return self._scope.__exit__(*exc)
+
+
+def _deadline(seconds: float) -> AbstractAsyncContextManager[object]:
+    """A deadline on what is awaited inside: ``TimeoutError`` when it passes. On asyncio its own
+    ``timeout`` (half the CPU of anyio's ``fail_after``, which every call paid)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # another event loop (trio)
+        return _AnyioDeadline(seconds)
+    return asyncio.timeout(seconds)
 
 
 def _text(value: Any) -> str | None:

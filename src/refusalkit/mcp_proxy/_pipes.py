@@ -5,8 +5,9 @@ line (``anyio.wrap_file``), which costs a thread hand-off per message each way. 
 starts the wrapper with pipes for stdin and stdout, so here they are read and written as
 non-blocking pipes on the asyncio loop instead. The framing is the same (MCP stdio transport:
 one JSON-RPC message per line, UTF-8) and the messages are the SDK's own types, parsed and
-serialised as the SDK does. When stdin or stdout is not a pipe or socket (a terminal, a file),
-or the loop is not asyncio, the SDK's ``stdio_server`` is used.
+serialised as the SDK does (written with orjson where that gives the same bytes: ``_jsonrpc.py``).
+When stdin or stdout is not a pipe or socket (a terminal, a file), or the loop is not asyncio,
+the SDK's ``stdio_server`` is used.
 
 The server side (``server_stdio``) likewise reads and writes the server's pipes from the bridge's
 own tasks: the SDK's ``stdio_client`` puts a reader task and a writer task, each behind an
@@ -40,6 +41,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types import jsonrpc_message_adapter
 
 from refusalkit.mcp_proxy._bridge import Receiver, Sender
+from refusalkit.mcp_proxy._jsonrpc import dump_message
 
 __all__ = ["client_stdio", "server_stdio"]
 
@@ -91,9 +93,9 @@ class _PipeSender:
         self._writer = writer
 
     async def send(self, item: SessionMessage, /) -> None:
-        data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+        data = dump_message(item.message)
         try:
-            self._writer.write(data.encode("utf-8") + b"\n")
+            self._writer.write(data + b"\n")
             await self._writer.drain()
         except (BrokenPipeError, ConnectionResetError) as exc:  # the client went away
             raise anyio.BrokenResourceError from exc

@@ -45,10 +45,17 @@ __all__ = [
 
 
 def scanner(redactor: Redactor) -> Scanner:
-    """The chat guard's scanner keyed by ``redactor`` (``refusalkit.chat.redact``)."""
+    """The chat guard's scanner keyed by ``redactor`` (``refusalkit.chat.redact``), run once per
+    distinct text: a result often carries one text twice (a tool's structured output is also its
+    text content), and the scan is pure (its tokens are keyed digests), so the second is the
+    first's outcome. Made per result, so what is remembered goes with it."""
+    seen: dict[str, tuple[str, tuple[ScanFinding, ...]]] = {}
 
     def scan(text: str) -> tuple[str, tuple[ScanFinding, ...]]:
-        return redact(text, redactor)
+        found = seen.get(text)
+        if found is None:
+            found = seen[text] = redact(text, redactor)
+        return found
 
     return scan
 
