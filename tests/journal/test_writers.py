@@ -110,3 +110,31 @@ def test_verify_while_another_process_appends(
     finally:
         proc.kill()
         proc.communicate(timeout=30)
+
+
+def test_a_checkpoint_signed_by_another_writer_between_reads_is_the_anchor(
+    store_url: str, keyring: Keyring, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two writers of one journal without a signer state take no lock; when the other signs
+    right after this one found no checkpoint, that checkpoint must read as the anchor, not as
+    a deleted one ("the store says this journal was signed before")."""
+    with (
+        open_journal(store_url, keyring, origin="example.com/test") as mine,
+        open_journal(store_url, keyring, origin="example.com/test") as other,
+    ):
+        mine.append([{"schema": "refusalkit.test/v1", "k": 0}])
+        store_type = type(mine._store)
+        read = store_type.latest_checkpoint
+        fired: list[bool] = []
+
+        def then_the_other_signs(self: Any) -> tuple[int, str] | None:
+            found = read(self)
+            if self is mine._store and not fired:
+                fired.append(True)
+                other.checkpoint()
+            return found
+
+        monkeypatch.setattr(store_type, "latest_checkpoint", then_the_other_signs)
+        note = mine.checkpoint()
+        assert fired
+        assert note == other.latest_checkpoint()

@@ -358,7 +358,12 @@ class Journal:
         return parse_checkpoint_body(parse_note(latest[1])[0]), latest[1], AnchorSource.ADOPTED
 
     def _signing_proof(self, adopt: bool, new_origin: bool) -> tuple[SigningProof, str | None]:
-        """Gather what the signing rule decides on (all the I/O of signing but the write)."""
+        """Gather what the signing rule decides on (all the I/O of signing but the write).
+
+        Whether the store was signed before is read first: without a signer state there is no
+        lock, and another writer may sign between two reads. Read in this order, a checkpoint
+        signed in between is the anchor; read the other way, it looked like a deleted one."""
+        signed_before = self.was_signed()
         known = None
         if self.signer is not None:
             if new_origin:
@@ -381,7 +386,7 @@ class Journal:
             anchor_source=source,
             consistency=tuple(proof),
             known_origins=known,
-            store_signed_before=self.was_signed(),
+            store_signed_before=signed_before,
             store_keys=self._store_keys(),
             own_keys=own,
         )
