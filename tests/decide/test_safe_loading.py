@@ -288,3 +288,25 @@ def test_a_map_or_list_tagged_as_another_type_is_refused_at_its_line(
 def test_a_map_or_list_tagged_as_itself_is_read(tmp_path: Path) -> None:
     text = "policy: p\nversion: '1'\nrules: !!seq []\nsets: !!map {}\nfield_classes: ! {}\n"
     assert load_pack(write(tmp_path, text)).data["rules"] == []
+
+
+# -- names end where the text ends --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [({"policy": "p\n"}, "policy"),
+     ({"rules": [{"id": "a\n", "effect": "deny", "when": {"tool": "x"}}]}, "rules[0].id"),
+     ({"rules": [{"id": "a", "effect": "require-approval", "ttl": "15m\n", "when": {"tool": "x"}}]},
+      "rules[0].ttl"),
+     ({"rules": [{"id": "a", "effect": "deny", "when": {"args.x\n": "1"}}]}, "rules[0].when"),
+     ({"sets": {"s\n": ["a"]}}, "sets")],
+)  # fmt: skip
+def test_a_name_with_a_trailing_newline_is_refused(change: dict[str, Any], key: str) -> None:
+    """The schema's patterns are ECMA-262 regexes (JSON Schema 2020-12 validation §6.3.3), whose
+    ``$`` is the end of the text; Python's also matches before a final newline, so ``a`` and
+    ``a\\n`` were two ids that print alike, accepted here and refused by other validators."""
+    data = {"policy": "p", "version": "1", "rules": [], **change}
+    with pytest.raises(PolicyError) as caught:
+        Pack.from_mapping(data)
+    assert (caught.value.key or "").startswith(key)
