@@ -280,7 +280,7 @@ def test_a_map_or_list_tagged_as_another_type_is_refused_at_its_line(
     """The engine reads a tagged map or list as a plain one, a reader that honours the tag (or
     constructs it) as a set, pairs or an object: two readings of one pack, so it is refused."""
     text = "policy: p\nrules: []\n" + line + "\n"
-    with pytest.raises(PolicyError, match="tagged .* is not JSON") as caught:
+    with pytest.raises(PolicyError, match=r"tagged .* is not JSON") as caught:
         load_pack(write(tmp_path, text))
     assert (caught.value.line, caught.value.key) == (3, "sets")
 

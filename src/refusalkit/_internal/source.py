@@ -297,7 +297,7 @@ def collection_tag(tag: str | None, *, mapping: bool, lines: Lines, path: KeyPat
     """Refuse a map or list tagged as anything but itself (``!!set``, ``!!omap``,
     ``!!python/object:...``): the engine would read it as a plain map or list, and a reader
     that honours the tag (or constructs it) another value."""
-    if tag is None or tag == "!" or tag == (_MAP if mapping else _SEQ):
+    if tag is None or tag in ("!", _MAP if mapping else _SEQ):
         return
     what = "map" if mapping else "list"
     raise lines.error(
