@@ -107,6 +107,8 @@ def _outcome(parse: Any, text: str, json_text: bool) -> Any:
 @example("a: NO\nb: [*y]\n", False)
 @example("{[a]: 1, b: !!int c}\n", False)
 @example("a: 1e3\nb: 0777\n", True)
+@example("a: !!set {x, y}\nb: !!omap [{c: 1}]\nd: !!map {e: !!seq []}\n", False)
+@example("- !!python/object/apply:os.system [echo]\n- !!str {}\n", False)
 def test_the_one_pass_reading_is_the_composed_reading(text: str, json_text: bool) -> None:
     assert _outcome(parse_pack_text, text, json_text) == _outcome(reference_parse, text, json_text)
 

@@ -102,3 +102,20 @@ def test_list_elements_are_resolved_too(dp_for: PackFactory, tree: Path) -> None
     decision = dp.decide({"tool": "fs.read_multiple_files", "args": {"paths": paths}})
     step = decision.why_trail[0]
     assert (decision.matched_rule, step.field) == ("r", "args.paths[1]")
+
+
+def test_a_link_made_after_an_earlier_decision_is_followed_in_args_walk(
+    dp_for: PackFactory, tree: Path
+) -> None:
+    """A path once read as a plain file is resolved again at the next decision: the ``**``
+    walk's memo (``decide/_probe.py``) keeps no answer for a class that follows links, so a
+    file replaced by a link to a credential file is refused by what it now points to."""
+    dp = dp_for(rules(tree)[1:2], field_classes=classes(resolve=True), default="allow")
+    target = tree / "src" / "later.txt"
+    target.write_text("fine\n")
+    request = {"tool": "x.copy", "args": {"from": str(target)}}
+    assert dp.decide(request).action is Action.ALLOW
+    target.unlink()
+    target.symlink_to(tree / ".env")
+    decision = dp.decide(request)
+    assert (decision.action, decision.matched_rule) == (Action.DENY, "anywhere")

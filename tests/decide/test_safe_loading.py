@@ -263,3 +263,50 @@ def test_a_value_its_tag_cannot_read_is_an_error_at_its_line(
     result = CliRunner().invoke(refusalkit.cli.app, ["policy", "check", str(write(tmp_path, text))])
     assert result.exit_code != 0
     assert "Traceback" not in result.stderr + result.stdout
+
+
+# -- tagged maps and lists ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["sets: !!set {a, b}", "sets: !!omap [{a: 1}]", "sets: !!python/object:os.system {}",
+     "sets: !!python/object/apply:os.system [echo]", "sets: !!str {}", "sets: !!seq {}",
+     "sets: !foo []"],
+)  # fmt: skip
+def test_a_map_or_list_tagged_as_another_type_is_refused_at_its_line(
+    tmp_path: Path, line: str
+) -> None:
+    """The engine reads a tagged map or list as a plain one, a reader that honours the tag (or
+    constructs it) as a set, pairs or an object: two readings of one pack, so it is refused."""
+    text = "policy: p\nrules: []\n" + line + "\n"
+    with pytest.raises(PolicyError, match=r"tagged .* is not JSON") as caught:
+        load_pack(write(tmp_path, text))
+    assert (caught.value.line, caught.value.key) == (3, "sets")
+
+
+def test_a_map_or_list_tagged_as_itself_is_read(tmp_path: Path) -> None:
+    text = "policy: p\nversion: '1'\nrules: !!seq []\nsets: !!map {}\nfield_classes: ! {}\n"
+    assert load_pack(write(tmp_path, text)).data["rules"] == []
+
+
+# -- names end where the text ends --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [({"policy": "p\n"}, "policy"),
+     ({"rules": [{"id": "a\n", "effect": "deny", "when": {"tool": "x"}}]}, "rules[0].id"),
+     ({"rules": [{"id": "a", "effect": "require-approval", "ttl": "15m\n", "when": {"tool": "x"}}]},
+      "rules[0].ttl"),
+     ({"rules": [{"id": "a", "effect": "deny", "when": {"args.x\n": "1"}}]}, "rules[0].when"),
+     ({"sets": {"s\n": ["a"]}}, "sets")],
+)  # fmt: skip
+def test_a_name_with_a_trailing_newline_is_refused(change: dict[str, Any], key: str) -> None:
+    """The schema's patterns are ECMA-262 regexes (JSON Schema 2020-12 validation §6.3.3), whose
+    ``$`` is the end of the text; Python's also matches before a final newline, so ``a`` and
+    ``a\\n`` were two ids that print alike, accepted here and refused by other validators."""
+    data = {"policy": "p", "version": "1", "rules": [], **change}
+    with pytest.raises(PolicyError) as caught:
+        Pack.from_mapping(data)
+    assert (caught.value.key or "").startswith(key)

@@ -56,6 +56,11 @@ SCALARS = (
     | st.floats()
     | st.sampled_from([0, 1, -1, 0.0, 1.0, 2.5, True, False, "15m", "0s", "session", "deny",
                        "require-approval", "path", "a.b", "a..b", "@x", "", " "])
+    # big integers, signed zero, NaN and infinities (data given to ``Pack.from_mapping``), a
+    # trailing newline (``$`` matches before it under ``re.search``), astral characters
+    # (``minLength`` counts code points), names of keywords and keys
+    | st.sampled_from([10**30, -(10**30), -0.0, 1e308, float("nan"), float("inf"), "15m\n",
+                       "a.b\n", "x\n", "\U0001f600", "\u00e9", "ttl", "effect", "const"])
 )  # fmt: skip
 VALUES = json_values(SCALARS, keys=KEYS, max_leaves=8)
 

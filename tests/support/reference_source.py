@@ -22,6 +22,7 @@ from refusalkit._internal.source import (
     _construct,
     _same,
     _show,
+    collection_tag,
     core_scalar,
     format_path,
 )
@@ -38,6 +39,9 @@ class _Builder:
 
     def build(self, node: yaml.Node, path: KeyPath) -> Any:
         self.lines.lines.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode | yaml.SequenceNode):
+            mapping = isinstance(node, yaml.MappingNode)
+            collection_tag(node.tag, mapping=mapping, lines=self.lines, path=path)
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, path)
         if isinstance(node, yaml.SequenceNode):

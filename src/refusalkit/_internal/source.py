@@ -11,6 +11,8 @@ Loading is safe against a hostile pack author (docs/policy.md, Safe loading):
   (``NO``, ``on``, ``0777``, ``1:20``, ``1e3``, ``1_000``) is refused at its line: quote it. A
   reader or a tool on YAML 1.1 would otherwise see another pack than the engine does.
 - Aliases are refused (a 1 KB "billion laughs" expands to gigabytes), before anything is built.
+- A map or list tagged as another type (``!!set``, ``!!omap``, ``!!python/object:...``) is
+  refused: it would be read as a plain one here and as another value by a tool that honours it.
 - Nesting is bounded (``MAX_DEPTH``), so no later stage can exhaust the stack.
 """
 
@@ -186,7 +188,9 @@ class _Builder:
 
     def _start(self, event: Any) -> None:
         path = self._place(event)
-        if type(event) is yaml.MappingStartEvent:
+        mapping = type(event) is yaml.MappingStartEvent
+        collection_tag(event.tag, mapping=mapping, lines=self.lines, path=path)
+        if mapping:
             self.stack.append([{}, path, None])
         else:
             self.stack.append([[], path, _LIST])
@@ -284,6 +288,23 @@ class _Builder:
                 hint=f'Quote it ("{node.value}") or write the value you mean in YAML 1.2 form.',
             )
         return new
+
+
+_MAP, _SEQ = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+
+
+def collection_tag(tag: str | None, *, mapping: bool, lines: Lines, path: KeyPath) -> None:
+    """Refuse a map or list tagged as anything but itself (``!!set``, ``!!omap``,
+    ``!!python/object:...``): the engine would read it as a plain map or list, and a reader
+    that honours the tag (or constructs it) another value."""
+    if tag is None or tag in ("!", _MAP if mapping else _SEQ):
+        return
+    what = "map" if mapping else "list"
+    raise lines.error(
+        f"a {what} tagged {tag!r} is not JSON",
+        path,
+        hint=lines.hint or f"Remove the tag: packs take plain maps and lists, not {tag}.",
+    )
 
 
 def _construct(constructor: Any, node: Any, lines: Lines, path: KeyPath) -> Any:

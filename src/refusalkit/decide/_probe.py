@@ -12,6 +12,7 @@ request none of whose strings may match costs a lookup per string. Pinned to the
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ import re2
 
 from refusalkit._bounded import BoundedCache
 from refusalkit.decide._fields import MISSING, Step, StepKind, run_steps
-from refusalkit.decide._kinds import lexical_path_options
+from refusalkit.decide._kinds import lexical_path_options, path_forms
 from refusalkit.decide._regex import re2_compile
 
 if TYPE_CHECKING:
@@ -71,6 +72,14 @@ def _path_options(after: tuple[Step, ...]) -> Mapping[str, Any] | None:
     return lexical_path_options(after[0].arg)
 
 
+def _resolves(after: tuple[Step, ...]) -> bool:
+    """Whether a step reads the host's filesystem (``resolve: true``: a link's target): its
+    answer for a string may change between decisions, so it is never remembered."""
+    return any(
+        isinstance(step.arg, functools.partial) and step.arg.func is path_forms for step in after
+    )
+
+
 def _screen(after: tuple[Step, ...], specs: tuple[CondSpec, ...]) -> Callable[[str], bool] | None:
     """One ``(?i)`` search for the needles of every branch (``Condition.needles``) over the
     strings joined by ``/``, case folded as the parse folds them; None when there is none."""
@@ -101,7 +110,7 @@ class WalkProbe:
     remembered per string (a form that is no string, such as a parsed record, may hold, as
     in the engine)."""
 
-    __slots__ = ("_after", "_cache", "_screen", "maybe")
+    __slots__ = ("_after", "_cache", "_keep", "_screen", "maybe")
 
     def __init__(
         self, specs: tuple[CondSpec, ...], after: tuple[Step, ...], maybe: Callable[[str], bool]
@@ -110,6 +119,7 @@ class WalkProbe:
         self.maybe = maybe
         self._screen = _screen(after, specs)
         self._cache: BoundedCache[str, bool] = BoundedCache(_CACHE_LIMIT)
+        self._keep = not _resolves(after)  # a link may be made or changed after a decision
 
     def holds(self, value: Any) -> bool:
         """Whether the probe holds on some string below ``value`` (``MISSING``: none).
@@ -172,6 +182,8 @@ class WalkProbe:
         return found
 
     def _remember(self, texts: Iterable[str], *, found: bool) -> None:
+        if not self._keep:
+            return
         for text in texts:
             if len(text) <= _CACHED_LENGTH:
                 self._cache.put(text, found)
