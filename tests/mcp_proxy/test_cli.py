@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,18 @@ def test_an_agent_the_pack_does_not_list_is_warned_at_start(tmp_path: Path) -> N
     said = "".join(lines)
     assert "warning: the pack's capabilities do not list 'testr'" in said
     assert "no tool of the server 'py' is granted" in said
+
+
+@pytest.mark.parametrize("server", [["cat"], [sys.executable, "-c", "pass"]])
+def test_a_client_input_that_is_a_file_ends_the_wrapper_at_its_end(
+    tmp_path: Path, server: list[str]
+) -> None:
+    """Stdin that is not a pipe (a file, /dev/null) goes through the SDK's stdio server, whose
+    writer task ends only when its stream is closed: the wrapper hung after the input's end."""
+    done = subprocess.run(
+        [REFUSALKIT, "mcp", "wrap", "--policy", str(PACK), "--journal", str(tmp_path / "j.db"),
+         "--", *server],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr

@@ -67,21 +67,27 @@ def test_concurrent_appends_get_their_own_gapless_indices(tmp_path: Path) -> Non
         assert [entries[i] for i in indices] == _records(caller, sizes[caller])
 
 
+@pytest.fixture
+def groups(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The size of every group the writer commits, read off the real ``Journal.append_encoded``."""
+    sizes: list[int] = []
+    real = Journal.append_encoded
+
+    def counted(journal: Journal, entries: Any) -> list[int]:
+        sizes.append(len(entries))
+        return real(journal, entries)
+
+    monkeypatch.setattr(Journal, "append_encoded", counted)
+    return sizes
+
+
 def test_the_appends_of_one_loop_turn_are_committed_together(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, groups: list[int]
 ) -> None:
     """What one turn of the event loop appends goes to the store as one group, even when the
     turn runs long with the writer idle (a service loop deciding the rest of its ready requests:
     here each request "decides" for 20 ms without the GIL). Handed over one by one, the first
     was committed alone. The group sizes are read off the real ``Journal.append_encoded``."""
-    groups: list[int] = []
-    real = Journal.append_encoded
-
-    def counted(journal: Journal, entries: Any) -> list[int]:
-        groups.append(len(entries))
-        return real(journal, entries)
-
-    monkeypatch.setattr(Journal, "append_encoded", counted)
     ring = Keyring.generate()
 
     async def run() -> list[list[int]]:
@@ -103,7 +109,7 @@ def test_the_appends_of_one_loop_turn_are_committed_together(
 
 
 def test_thread_callers_just_answered_share_the_next_commit(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, groups: list[int]
 ) -> None:
     """Thread callers, each with one append in flight, are committed together once they are in
     step: the writer waits for the callers it has just answered before it takes the next group,
@@ -111,14 +117,6 @@ def test_thread_callers_just_answered_share_the_next_commit(
     cannot make it run out (imports ``journal/_access.py`` for that: the writer's concurrency,
     which no public call schedules); the group sizes are read off ``Journal.append_encoded``."""
     monkeypatch.setattr(_access, "REGROUP_S", 1.0, raising=False)
-    groups: list[int] = []
-    real = Journal.append_encoded
-
-    def counted(journal: Journal, entries: Any) -> list[int]:
-        groups.append(len(entries))
-        return real(journal, entries)
-
-    monkeypatch.setattr(Journal, "append_encoded", counted)
     loop = asyncio.new_event_loop()
     access = JournalAccess(
         str(tmp_path / "journal.db"), Keyring.generate(), origin=None, max_group=50

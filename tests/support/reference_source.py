@@ -21,10 +21,9 @@ from refusalkit._internal.source import (
     _check_json_numbers,
     _construct,
     _same,
-    _show,
     collection_tag,
     core_scalar,
-    format_path,
+    not_yaml,
 )
 from refusalkit.errors import PolicyError
 
@@ -57,14 +56,7 @@ class _Builder:
             return old
         new = core_scalar(node.value)
         if not self.json_text and not _same(old, new):
-            raise PolicyError(
-                f"the plain value {node.value!r} is ambiguous: YAML 1.1 reads it as "
-                f"{_show(old)}, YAML 1.2 as {_show(new)}",
-                file=self.lines.source,
-                line=node.start_mark.line + 1,
-                key=format_path(path) or None,
-                hint=f'Quote it ("{node.value}") or write the value you mean in YAML 1.2 form.',
-            )
+            raise self.lines.ambiguous(node.value, old, new, node.start_mark.line, path)
         return new
 
     def _mapping(self, node: yaml.MappingNode, path: KeyPath) -> dict[str, Any]:
@@ -76,13 +68,7 @@ class _Builder:
             if not isinstance(key, str):
                 raise self.lines.error(f"keys must be strings, not {key!r}", (*path, str(key)))
             if key in out:
-                raise PolicyError(
-                    "duplicate key",
-                    file=self.lines.source,
-                    line=key_node.start_mark.line + 1,
-                    key=format_path((*path, key)),
-                    hint=self.lines.hint,
-                )
+                raise self.lines.duplicate_key(key_node.start_mark.line, (*path, key))
             self.lines.lines[(*path, key)] = key_node.start_mark.line + 1
             out[key] = self.build(value_node, (*path, key))
         return out
@@ -114,13 +100,8 @@ def reference_parse(
     try:
         _scan(text, source, hint)
         node = yaml.compose(text, Loader=_PARSER)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        problem = f"not valid YAML/JSON: {exc.problem}"
-        raise PolicyError(problem, file=source, line=line, hint=hint) from exc
     except yaml.YAMLError as exc:
-        raise PolicyError(f"not valid YAML/JSON: {exc}", file=source, hint=hint) from exc
+        raise not_yaml(exc, source, hint) from exc
     if node is None:
         raise PolicyError("the file is empty", file=source, line=1, hint=hint)
     data = _Builder(lines, json_text=json_text).build(node, ())

@@ -36,6 +36,7 @@ __all__ = [
     "Lines",
     "check_depth",
     "format_path",
+    "not_yaml",
     "parse_pack_text",
     "read_pack_source",
 ]
@@ -78,6 +79,23 @@ class Lines:
         key = format_path(path) or None
         line = self.line(path)
         return PolicyError(message, file=self.source, line=line, key=key, hint=hint or self.hint)
+
+    def duplicate_key(self, line: int, path: KeyPath) -> PolicyError:
+        """A key written twice in one map, at the second one's ``line`` (0-based mark)."""
+        return PolicyError(
+            "duplicate key", file=self.source, line=line + 1, key=format_path(path), hint=self.hint
+        )
+
+    def ambiguous(self, text: str, old: Any, new: Any, line: int, path: KeyPath) -> PolicyError:
+        """A plain scalar YAML 1.1 and 1.2 read differently (``old`` and ``new``)."""
+        return PolicyError(
+            f"the plain value {text!r} is ambiguous: YAML 1.1 reads it as "
+            f"{_show(old)}, YAML 1.2 as {_show(new)}",
+            file=self.source,
+            line=line + 1,
+            key=format_path(path) or None,
+            hint=f'Quote it ("{text}") or write the value you mean in YAML 1.2 form.',
+        )
 
 
 # libyaml's parser when PyYAML was built with it (the same events and nodes, with the same marks,
@@ -239,13 +257,7 @@ class _Builder:
         if not isinstance(key, str):
             raise self.lines.error(f"keys must be strings, not {key!r}", (*path, str(key)))
         if key in out:
-            raise PolicyError(
-                "duplicate key",
-                file=self.lines.source,
-                line=event.start_mark.line + 1,
-                key=format_path((*path, key)),
-                hint=self.lines.hint,
-            )
+            raise self.lines.duplicate_key(event.start_mark.line, (*path, key))
         frame[2] = (*path, key)
         self.lines.lines[frame[2]] = event.start_mark.line + 1
 
@@ -279,14 +291,7 @@ class _Builder:
             return old  # quoted, or tagged explicitly (``!!str 1``)
         new = core_scalar(node.value)
         if not self.json_text and not _same(old, new):
-            raise PolicyError(
-                f"the plain value {node.value!r} is ambiguous: YAML 1.1 reads it as "
-                f"{_show(old)}, YAML 1.2 as {_show(new)}",
-                file=self.lines.source,
-                line=node.start_mark.line + 1,
-                key=format_path(path) or None,
-                hint=f'Quote it ("{node.value}") or write the value you mean in YAML 1.2 form.',
-            )
+            raise self.lines.ambiguous(node.value, old, new, node.start_mark.line, path)
         return new
 
 
@@ -402,6 +407,15 @@ def check_depth(data: Any, lines: Lines) -> None:
             stack.extend((v, (*path, i)) for i, v in enumerate(value))
 
 
+def not_yaml(exc: yaml.YAMLError, source: str, hint: str | None) -> PolicyError:
+    """The ``PolicyError`` of text the YAML parser refused, at the line it names."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        return PolicyError(f"not valid YAML/JSON: {exc.problem}", file=source, line=line, hint=hint)
+    return PolicyError(f"not valid YAML/JSON: {exc}", file=source, hint=hint)
+
+
 def parse_pack_text(
     text: str, source: str, *, hint: str | None = None, json_text: bool = False
 ) -> tuple[Any, Lines]:
@@ -413,13 +427,8 @@ def parse_pack_text(
     builder = _Builder(lines, json_text=json_text)
     try:
         _Reader(builder, source, hint).read(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        problem = f"not valid YAML/JSON: {exc.problem}"
-        raise PolicyError(problem, file=source, line=line, hint=hint) from exc
     except yaml.YAMLError as exc:
-        raise PolicyError(f"not valid YAML/JSON: {exc}", file=source, hint=hint) from exc
+        raise not_yaml(exc, source, hint) from exc
     if builder.failure is not None:
         raise builder.failure
     if builder.root is _UNSET:

@@ -19,6 +19,7 @@ import anyio
 import typer
 
 from refusalkit._internal.keys import KeyStore
+from refusalkit._internal.serving import tune_gc
 from refusalkit.cli._app import app
 from refusalkit.cli._common import KeyringOption, err_console, load_keyring, signer_state
 from refusalkit.decide import DecisionPoint, load_pack
@@ -105,6 +106,7 @@ def _run(main: Callable[[], Awaitable[None]]) -> None:
     and the gate signs its final checkpoint (docs/mcp.md); then the command exits 0.
     """
     previous = signal.signal(signal.SIGTERM, _as_interrupt)
+    tune_gc()  # this process serves only the proxy, whose pack and keyring are loaded now
     try:
         anyio.run(main, backend_options=_loop_options())
     except KeyboardInterrupt:

@@ -107,7 +107,10 @@ async def client_stdio() -> AsyncIterator[tuple[Receiver, Sender]]:
     loop = _asyncio_loop()
     if loop is None or not (_is_pipe(0) and _is_pipe(1)):
         async with stdio_server() as (read, write):
-            yield read, write
+            try:
+                yield read, write
+            finally:  # the SDK's writer task ends only when its stream is closed
+                await write.aclose()
         return
     wire_in, wire_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)

@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from refusalkit._internal.serving import tune_gc
 from refusalkit._version import __version__
 from refusalkit.keyring import Keyring
 from refusalkit.server import (
@@ -31,7 +32,6 @@ from refusalkit.server import (
 from refusalkit.server._config import CONFIG_ENV, ServiceConfig
 from refusalkit.server._errors import install_error_handlers
 from refusalkit.server._fastpath import DecideFastPath
-from refusalkit.server._gc import tune_gc
 from refusalkit.server._limits import BodyLimit
 from refusalkit.server._logging import configure_logging
 from refusalkit.server._models import BatchRequestModel, DecideRequestModel

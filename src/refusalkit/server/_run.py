@@ -16,9 +16,9 @@ import tempfile
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
+from refusalkit._internal.serving import tune_gc
 from refusalkit.server._app import create_app
 from refusalkit.server._config import CONFIG_ENV, ServiceConfig
-from refusalkit.server._gc import tune_gc
 from refusalkit.server._logging import configure_logging
 from refusalkit.server._service import SUPERVISOR_ENV
 
