@@ -156,13 +156,14 @@ def _credential_step_matched(dp: DecisionPoint, request: dict[str, Any]) -> bool
 
 
 _STAGES = ("attestation", "capabilities", "tool_schemas")
+ROOMY_MS = 10_000.0  # a loaded machine must not turn a compared decision into a deadline overrun
 
 
 @functools.cache
 def _bundled_without_stages() -> DecisionPoint:
     data = load_pack(example_path("agent-tools.yaml")).data
     pack = Pack.from_mapping({k: v for k, v in data.items() if k not in _STAGES})
-    return DecisionPoint(pack, Keyring.generate())
+    return DecisionPoint(pack, Keyring.generate(), deadline_ms=ROOMY_MS)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -185,7 +186,7 @@ def _reference_point(data: dict[str, Any], keyring: Keyring) -> DecisionPoint:
     """The pack's engine with every ``**`` rule evaluated condition by condition
     (``_check_walk``, the plain evaluator of docs/design/policy.md): no probe, no one walk
     of the rule (``_walk_hit``), no reuse of what the probe found (``_probed_hit``)."""
-    dp = DecisionPoint(Pack.from_mapping(data), keyring)
+    dp = DecisionPoint(Pack.from_mapping(data), keyring, deadline_ms=ROOMY_MS)
     rules = dp.pack.compiled.rules
     for tool in _TOOLS:
         plain = tuple(
@@ -201,7 +202,8 @@ def _fast_and_reference() -> tuple[DecisionPoint, DecisionPoint]:
     data = load_pack(example_path("agent-tools.yaml")).data
     data = {k: v for k, v in data.items() if k not in _STAGES}
     keyring = Keyring.generate()
-    return DecisionPoint(Pack.from_mapping(data), keyring), _reference_point(data, keyring)
+    fast = DecisionPoint(Pack.from_mapping(data), keyring, deadline_ms=ROOMY_MS)
+    return fast, _reference_point(data, keyring)
 
 
 def _ruling(dp: DecisionPoint, request: dict[str, Any]) -> tuple[Any, ...]:
