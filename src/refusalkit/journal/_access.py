@@ -158,12 +158,10 @@ class JournalAccess:
         """On ``loop``, after the turn's callbacks: hand its appends to the writer (every loop's,
         for ``None``)."""
         with self._lock:
+            published: list[_Pending] = []
             for staged in [*self._staged] if loop is None else [loop]:
-                self._pending.extend(self._staged.pop(staged, ()))
-            if 0 < self._regrouping <= len(self._pending):
-                self._arrived.notify()
-            start = bool(self._pending) and not self._flushing
-            self._flushing = self._flushing or start
+                published.extend(self._staged.pop(staged, ()))
+            start = self._add_pending(published)
         if not start:
             return
         try:
@@ -179,15 +177,8 @@ class JournalAccess:
         writer thread itself, with no event loop between them (the in-process enforcer's
         callers)."""
         handoff = Handoff()
-        self._enqueue(records, handoff)
-        return handoff
-
-    def _enqueue(self, records: Sequence[Entry], waiter: _Waiter) -> None:
         with self._lock:
-            self._pending.append((records, waiter))
-            start, self._flushing = not self._flushing, True
-            if 0 < self._regrouping <= len(self._pending):
-                self._arrived.notify()
+            start = self._add_pending([(records, handoff)])
         if start:
             try:
                 self._writer.submit(self._drain)
@@ -196,6 +187,17 @@ class JournalAccess:
                     self._pending.clear()
                     self._flushing = False
                 raise
+        return handoff
+
+    def _add_pending(self, appends: Sequence[_Pending]) -> bool:
+        """With the lock held: queue ``appends`` for the writer, wake a ``_regroup`` waiting for
+        them, and say whether the writer must be started (it is not draining already)."""
+        self._pending.extend(appends)
+        if 0 < self._regrouping <= len(self._pending):
+            self._arrived.notify()
+        start = bool(self._pending) and not self._flushing
+        self._flushing = self._flushing or start
+        return start
 
     def _drain(self, journal: Journal) -> None:
         """Writer thread: append whatever is pending, group after group, until nothing is.
