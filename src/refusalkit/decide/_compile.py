@@ -490,7 +490,7 @@ class _Compiler:
         self.kinds = {k: v for k, v in classes.items() if "kind" in v}
         _check_classes(classes, lines)
         self.sets = NamedSets(data.get("sets", {}), lines)
-        self.bare: dict[tuple[str, bool], Condition] = {}
+        self.bare: dict[tuple[str, bool, str | None], Condition] = {}
 
     def spec(self, field: str, raw: Any, where: KeyPath, *, every: bool = False) -> CondSpec:
         try:
@@ -538,9 +538,10 @@ class _Compiler:
         is one ``Condition`` (it holds no state; ``CondSpec`` is the per-rule record)."""
         if type(raw) is not str:
             return compile_condition(raw, hide_values=hide, kind=kind)
-        cond = self.bare.get((raw, hide))
+        key = (raw, hide, kind)  # every input of the compile, so no two fields ever share wrongly
+        cond = self.bare.get(key)
         if cond is None:
-            cond = self.bare[raw, hide] = compile_condition(raw, hide_values=hide, kind=kind)
+            cond = self.bare[key] = compile_condition(raw, hide_values=hide, kind=kind)
         return cond
 
     def both_forms(self, steps: tuple[Step, ...]) -> tuple[Step, ...]:

@@ -390,6 +390,12 @@ def lexical_path_options(parse: Callable[[Any], Any]) -> Mapping[str, Any] | Non
     return None
 
 
+def reads_the_host(parse: Callable[[Any], Any]) -> bool:
+    """Whether ``parse`` is a path parse from ``kind_parser`` that resolves on the host
+    (``resolve: true``): its answer for one string may change between two decisions."""
+    return isinstance(parse, functools.partial) and parse.func is path_forms
+
+
 @functools.cache
 def kind_parser(
     kind: Kind,

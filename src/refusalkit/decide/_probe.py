@@ -12,7 +12,6 @@ request none of whose strings may match costs a lookup per string. Pinned to the
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +19,7 @@ import re2
 
 from refusalkit._bounded import BoundedCache
 from refusalkit.decide._fields import MISSING, Step, StepKind, run_steps
-from refusalkit.decide._kinds import lexical_path_options, path_forms
+from refusalkit.decide._kinds import lexical_path_options, reads_the_host
 from refusalkit.decide._regex import re2_compile
 
 if TYPE_CHECKING:
@@ -75,9 +74,7 @@ def _path_options(after: tuple[Step, ...]) -> Mapping[str, Any] | None:
 def _resolves(after: tuple[Step, ...]) -> bool:
     """Whether a step reads the host's filesystem (``resolve: true``: a link's target): its
     answer for a string may change between decisions, so it is never remembered."""
-    return any(
-        isinstance(step.arg, functools.partial) and step.arg.func is path_forms for step in after
-    )
+    return any(step.kind is StepKind.PARSE and reads_the_host(step.arg) for step in after)
 
 
 def _screen(after: tuple[Step, ...], specs: tuple[CondSpec, ...]) -> Callable[[str], bool] | None:
