@@ -46,6 +46,7 @@ from mcp_types import (
 )
 
 from refusalkit.mcp_proxy._gate import Caller, Gate, GateOutcome
+from refusalkit.mcp_proxy._loop import asyncio_loop
 from refusalkit.mcp_proxy._result import META_KEY, refusal_error, refusal_result
 
 __all__ = ["Bridge", "Receiver", "Sender", "describe_malformed"]
@@ -89,11 +90,7 @@ class _Calls:
     @classmethod
     def of(cls, tg: TaskGroup) -> _Calls:
         """Plain tasks on asyncio, ``tg``'s otherwise."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # another event loop (trio)
-            return cls(tg)
-        return cls(None)
+        return cls(None if asyncio_loop() is not None else tg)
 
     def start(self, call: Coroutine[Any, Any, None]) -> None:
         """Run ``call`` beside the bridge's pumps."""

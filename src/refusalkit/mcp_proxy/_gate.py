@@ -42,6 +42,7 @@ from refusalkit.approvals import ApprovalBook, needs_settling
 from refusalkit.decide import DecisionEncoder, DecisionPoint
 from refusalkit.journal import Journal, decision_fields
 from refusalkit.keyring import Keyring
+from refusalkit.mcp_proxy._loop import asyncio_loop
 from refusalkit.mcp_proxy._pins import PinSet
 from refusalkit.mcp_proxy._results import Checked, ResultMode, check_result
 from refusalkit.model import (
@@ -402,9 +403,7 @@ class _AnyioDeadline:
 def _deadline(seconds: float) -> AbstractAsyncContextManager[object]:
     """A deadline on what is awaited inside: ``TimeoutError`` when it passes. On asyncio its own
     ``timeout`` (half the CPU of anyio's ``fail_after``, which every call paid)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # another event loop (trio)
+    if asyncio_loop() is None:  # another event loop (trio)
         return _AnyioDeadline(seconds)
     return asyncio.timeout(seconds)
 

@@ -42,6 +42,7 @@ from mcp_types import jsonrpc_message_adapter
 
 from refusalkit.mcp_proxy._bridge import Receiver, Sender
 from refusalkit.mcp_proxy._jsonrpc import dump_message
+from refusalkit.mcp_proxy._loop import asyncio_loop
 
 __all__ = ["client_stdio", "server_stdio"]
 
@@ -58,13 +59,6 @@ def _is_pipe(fd: int) -> bool:
     except OSError:
         return False
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
-def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:  # another event loop (trio): the SDK's transport serves
-        return None
 
 
 class _PipeReceiver:
@@ -104,7 +98,7 @@ class _PipeSender:
 @asynccontextmanager
 async def client_stdio() -> AsyncIterator[tuple[Receiver, Sender]]:
     """Serve MCP's stdio transport on this process's stdin and stdout."""
-    loop = _asyncio_loop()
+    loop = asyncio_loop()
     if loop is None or not (_is_pipe(0) and _is_pipe(1)):
         async with stdio_server() as (read, write):
             try:
@@ -137,7 +131,7 @@ async def server_stdio(
     command: Sequence[str], env: Mapping[str, str]
 ) -> AsyncIterator[tuple[Receiver, Sender]]:
     """Start ``command`` and speak MCP's stdio transport to it on its stdin and stdout."""
-    if _asyncio_loop() is None or sys.platform == "win32":
+    if asyncio_loop() is None or sys.platform == "win32":
         params = StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(env))
         async with stdio_client(params) as (read, write):
             yield read, write
