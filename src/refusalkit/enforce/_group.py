@@ -4,10 +4,12 @@ Concurrent callers of one ``LocalEnforcer`` (an agent running tools in parallel,
 from async code) hand their decisions to one ``refusalkit.journal.JournalAccess``: the appends
 that arrive while the previous one is being made durable go to the store together, as one
 transaction. Each caller waits, at most ``wait_s`` seconds, for the append holding its decision to
-return, i.e. for a durable acknowledgement, before the decision is given back. ``JournalAccess``
-hands each append to its writer thread and settles a plain future from there, so thread callers
-and callers on any event loop share the same groups, with no event loop in between; opening,
-closing and approval settling run on an event loop of its own, on a thread of its own.
+return, i.e. for a durable acknowledgement, before the decision is given back. A thread caller
+that finds no commit in progress commits the queued appends itself and answers the others
+(``JournalAccess.append_leading``), so a thread's decision passes through no writer thread;
+async callers' appends go to the writer thread at the end of their loop's turn, and both kinds
+share the same groups of one log. Opening, closing and approval settling run on an event loop
+of its own, on a thread of its own.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
+import time
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from refusalkit.errors import StoreError
-from refusalkit.journal import Entry, Handoff, Journal, JournalAccess
+from refusalkit.journal import Entry, Journal, JournalAccess
 from refusalkit.keyring import Keyring
 
 __all__ = ["GroupJournal"]
@@ -49,8 +52,13 @@ class GroupJournal:
         signer_state: Path | None = None,
     ) -> None:
         self.store, self.wait_s = str(store), wait_s
-        self._access = JournalAccess(
-            self.store, keyring, origin=None, max_group=max_group, signer_state=signer_state
+        self._access = JournalAccess(  # a leading caller commits itself: bound its lock wait
+            self.store,
+            keyring,
+            origin=None,
+            max_group=max_group,
+            signer_state=signer_state,
+            lock_wait_s=wait_s,
         )
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
@@ -70,22 +78,22 @@ class GroupJournal:
             raise _closed()
         return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
-    def _enqueue(self, entries: Sequence[Entry]) -> Handoff:
-        """Hand ``entries`` to the writer thread directly: its answer settles the returned future
-        with no event loop between the caller and the commit."""
+    def append(self, entries: Sequence[Entry]) -> list[int]:
+        """The entries' indices, once durable; from any thread. The caller that finds no commit
+        in progress commits the group itself (``JournalAccess.append_leading``); an answer
+        later than ``wait_s``, its own commit's included, is refused like no answer."""
         if self._closed:
             raise _closed()
+        started = time.monotonic()
         try:
-            return self._access.append_from_thread(entries)
-        except RuntimeError:
-            raise _closed() from None
-
-    def append(self, entries: Sequence[Entry]) -> list[int]:
-        """The entries' indices, once durable; from any thread."""
-        try:
-            return self._enqueue(entries).result(timeout=self.wait_s)
+            indices = self._access.append_leading(entries, self.wait_s)
         except TimeoutError:
             raise self._late() from None
+        except RuntimeError:
+            raise _closed() from None
+        if time.monotonic() - started > self.wait_s:
+            raise self._late()
+        return indices
 
     async def aappend(self, entries: Sequence[Entry]) -> list[int]:
         """``append`` from async code on any event loop, without blocking that loop."""

@@ -281,6 +281,12 @@ class Journal:
         """
         return self._store.maintain()
 
+    def bound_lock_wait(self, seconds: float) -> None:
+        """Let an append wait at most ``seconds`` for another writer's lock (on SQLite; the
+        default is a minute), then fail: for a writer whose callers wait no longer than that
+        anyway (the in-process enforcer, whose leading caller commits itself)."""
+        self._store.bound_lock_wait(seconds)
+
     def size(self) -> int:
         """How many entries the log holds."""
         return self._store.size()

@@ -250,6 +250,10 @@ class Store(abc.ABC):
         sql = f"SELECT claim, idx FROM {CLAIM_TABLE} WHERE claim IN ({marks})"  # noqa: S608
         return {str(c): int(i) for c, i in self._all(self._sql(sql), list(claims))}
 
+    def bound_lock_wait(self, seconds: float) -> None:  # noqa: B027 (a no-op where none is kept)
+        """Wait at most ``seconds`` for another writer's lock before an append fails (SQLite:
+        the busy timeout); a backend whose waits are bounded elsewhere keeps its own."""
+
     def maintain(self, *, force: bool = False, slack: int = 1) -> bool:  # noqa: ARG002 (none here)
         """Housekeeping off the append path (SQLite: WAL checkpoints); whether any ran."""
         return False

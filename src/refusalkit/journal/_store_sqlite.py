@@ -175,6 +175,10 @@ class SqliteStore(Store):
                     raise StoreError(f"journal {self.path} cannot be written: {exc}") from exc
                 raise
 
+    def bound_lock_wait(self, seconds: float) -> None:
+        with self._lock:
+            self._db.execute(f"PRAGMA busy_timeout = {max(1, int(seconds * 1000))}")
+
     def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._lock:
             try:
