@@ -22,15 +22,10 @@ from refusalkit.journal._records import index_fields
 from refusalkit.keyring import Keyring
 from refusalkit.model import Action, ReasonCode, canonical_json
 
-PACK = """\
-policy: leading
-version: v1
-default: deny
-rules:
-  - id: reads_ok
-    effect: allow
-    when: {tool: read_file}
-"""
+PACK = (
+    "{policy: leading, version: v1, default: deny,"
+    " rules: [{id: reads_ok, effect: allow, when: {tool: read_file}}]}\n"
+)
 
 
 def _records(caller: int, count: int, start: int = 0) -> list[dict[str, Any]]:
