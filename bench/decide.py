@@ -254,6 +254,13 @@ def _bundled_verdict(decision: Any) -> tuple[bool, str, str | None]:
     return decision.action.refuses, decision.matched_rule, None if step is None else step.field
 
 
+def _settled(decide: Callable[[dict[str, Any]], Any], verdict: Any, request: dict[str, Any]) -> Any:
+    """``verdict(decide(request))``, asked again once when it is ``@unavailable``: a decision
+    past its deadline on a busy machine is retryable."""
+    answer = verdict(decide(request))
+    return verdict(decide(request)) if answer[1] == "@unavailable" else answer
+
+
 def check_bundled(requests: list[dict[str, Any]], engines: dict[str, Any]) -> dict[str, Any]:
     """Both verdict sets: they may differ only where a credential rule over ``args.**`` refuses
     a credential named outside an ``fs.*`` tool's ``path`` argument. Returns the counts of
@@ -262,7 +269,10 @@ def check_bundled(requests: list[dict[str, Any]], engines: dict[str, Any]) -> di
     counts = {"shipped_refused": 0, "narrowed_refused": 0, "differ": 0}
     differ: dict[str, int] = {}
     for index, request in enumerate(requests):
-        ours, theirs = ship_verdict(ship(request)), narrow_verdict(narrow(request))
+        ours, theirs = (
+            _settled(ship, ship_verdict, request),
+            _settled(narrow, narrow_verdict, request),
+        )
         counts["shipped_refused"] += ours[0]
         counts["narrowed_refused"] += theirs[0]
         if ours[:2] == theirs[:2]:
@@ -625,10 +635,9 @@ def check_agreement(requests: list[dict[str, Any]], engines: dict[str, Any]) -> 
     """Every engine refuses exactly what the others refuse, for the same (decisive) rule."""
     counts = {"allow": 0, "refuse": 0}
     for index, request in enumerate(requests):
-        verdicts = {name: verdict(decide(request)) for name, (decide, verdict) in engines.items()}
-        for name in [n for n, v in verdicts.items() if v[1] == "@unavailable"]:
-            decide, verdict = engines[name]  # an overrun on a busy machine: retryable
-            verdicts[name] = verdict(decide(request))
+        verdicts = {
+            name: _settled(decide, verdict, request) for name, (decide, verdict) in engines.items()
+        }
         ours_refused, ours_rule = verdicts["refusalkit"]
         for name, (refused, rule) in verdicts.items():
             if refused != ours_refused:
