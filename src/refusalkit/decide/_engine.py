@@ -44,7 +44,14 @@ from refusalkit._internal.texts import (
 from refusalkit._version import __version__
 from refusalkit.decide._approval import ApprovalMaker
 from refusalkit.decide._attest import Attestor
-from refusalkit.decide._compile import UNCLASSIFIED, CompiledFilter, CondSpec, Plan, ToolRule
+from refusalkit.decide._compile import (
+    UNCLASSIFIED,
+    CompiledFilter,
+    CompiledRule,
+    CondSpec,
+    Plan,
+    ToolRule,
+)
 from refusalkit.decide._conditions import FALSE, TRUE, UNKNOWN, json_type
 from refusalkit.decide._evidence import Hit, Observation, Ruling
 from refusalkit.decide._fast import hit as _hit
@@ -273,21 +280,19 @@ def _eval_rule(
 def _grouped_hits(request: Mapping[str, Any], plan: Plan) -> list[Hit]:
     """Rules decided by lookups: the true ones; unknown ones for a non-string."""
     hits: list[Hit] = []
+    add = hits.append  # plain loops: a generator per group costs a frame and a resume per hit
     for group in plan.groups:
         value = _lookup(request, group.parts)
-        if group.parse is not None:
-            value = group.parse(value)
+        parse = group.parse
+        if parse is not None:
+            value = parse(value)
         specs = group.specs
         if type(value) is str:
-            hits.extend(
-                _hit(p, TRUE, _observation(specs[p], value, TRUE, None, None))
-                for p in group.match(value)
-            )
+            for p in group.match(value):
+                add(_hit(p, TRUE, _observation(specs[p], value, TRUE, None, None)))
         else:  # a string test on a non-string (or missing) value is unknown
-            hits.extend(
-                _hit(p, UNKNOWN, _observation(specs[p], value, UNKNOWN, None, None))
-                for p in group.positions
-            )
+            for p in group.positions:
+                add(_hit(p, UNKNOWN, _observation(specs[p], value, UNKNOWN, None, None)))
     return hits
 
 
@@ -526,7 +531,7 @@ class DecisionPoint:
             digest = self._redactor.digest(canonical_bytes(request))
         except IntegerDomainError as exc:
             raise RequestError(BIG_INTEGER) from exc
-        subject = self._subject(caller.get("agent"), caller.get("session"))
+        subject = self._subjects.get(caller.get("agent"), caller.get("session"))
         steps: list[WhyStep] = []
         if self._walks:
             _walk_reset()
@@ -781,12 +786,13 @@ class DecisionPoint:
         best: ToolRule | None = None
         audit: ToolRule | None = None
         unknown: Observation | None = None  # why ``best`` matched, when it matched as unknown
-        matched_hits: list[tuple[int, bool, Observation | None]] = []
+        matched_hits: list[tuple[int, CompiledRule, bool, Observation | None]] = []
         for position, state, observation in hits:
             rule = rules[position]
-            severity = rule.rule.severity
+            spec = rule.rule
+            severity = spec.severity
             matched = state is TRUE or (state is UNKNOWN and severity >= _SEV_APPROVAL)
-            matched_hits.append((position, matched, observation))
+            matched_hits.append((position, spec, matched, observation))
             if not matched:
                 continue
             if severity is _SEV_AUDIT:
@@ -799,8 +805,7 @@ class DecisionPoint:
         if unknown is not None and best is not None and outcome.rule == best.rule.id:
             outcome = outcome._replace(message=_unknown_message(best.rule.id, unknown))
         decisive = outcome.rule
-        for position, matched, observation in matched_hits:
-            spec = rules[position].rule
+        for position, spec, matched, observation in matched_hits:
             trail[position] = self._step(
                 spec.id, spec.effect, matched, spec.id == decisive, observation
             )
