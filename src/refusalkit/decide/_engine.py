@@ -944,9 +944,6 @@ class DecisionPoint:
     def _remember(self, key: Any, step: WhyStep) -> None:
         self._steps.put(key, step)
 
-    def _subject(self, agent: Any, session: Any) -> Subject:
-        return self._subjects.get(agent, session)
-
     # -- failing closed -----------------------------------------------------------------------
 
     def _failed(
@@ -976,7 +973,7 @@ class DecisionPoint:
             problem=problem,
             policy=self._policy,
             engine=self._engine,
-            subject=self._subject(agent, session),
+            subject=self._subjects.get(agent, session),
             request_digest=safe_digest(self._redactor.digest, request, raw),
             earlier=steps,
         )
