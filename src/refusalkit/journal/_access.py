@@ -218,11 +218,7 @@ class JournalAccess:
         """
         handoff = Handoff()
         with self._lock:
-            self._pending.append((records, handoff))
-            if 0 < self._regrouping <= len(self._pending):
-                self._arrived.notify()
-            leader = not self._flushing
-            self._flushing = True
+            leader = self._add_pending([(records, handoff)])  # no commit in progress: lead
         if not leader:
             outcome = self._follow(handoff, timeout)
             if outcome is not _LEAD:
@@ -284,10 +280,7 @@ class JournalAccess:
         if wanted <= len(self._pending) or self._regroup_missed:
             self._regroup_missed = False
             return
-        self._regrouping = wanted
-        arrived = self._arrived.wait_for(lambda: len(self._pending) >= wanted, REGROUP_S)
-        self._regrouping = 0
-        self._regroup_missed = not arrived
+        self._await_pending(wanted)
 
     def _pass_lead(self) -> None:
         """After a leader's commits: the first waiting thread caller among the pending appends
@@ -314,8 +307,9 @@ class JournalAccess:
         _answer([(waiter, exc) for _, waiter in dropped])
 
     def _add_pending(self, appends: Sequence[_Pending]) -> bool:
-        """With the lock held: queue ``appends`` for the writer, wake a ``_regroup`` waiting for
-        them, and say whether the writer must be started (it is not draining already)."""
+        """With the lock held: queue ``appends`` for the writer, wake a ``_regroup`` (or a
+        leader's ``_gather``) waiting for them, and say whether a commit must be started (none
+        is in progress: the writer is not draining, no thread is leading)."""
         self._pending.extend(appends)
         if 0 < self._regrouping <= len(self._pending):
             self._arrived.notify()
@@ -374,11 +368,17 @@ class JournalAccess:
         if answered == 0 or self._regroup_missed:
             self._regroup_missed = False
             return
-        wanted = waiting + answered
         with self._lock:
-            self._regrouping = wanted
-            arrived = self._arrived.wait_for(lambda: len(self._pending) >= wanted, REGROUP_S)
-            self._regrouping = 0
+            self._await_pending(waiting + answered)
+
+    def _await_pending(self, wanted: int) -> None:
+        """With the lock held: wait at most ``REGROUP_S`` for ``wanted`` appends to be pending
+        (an append that arrives wakes it, ``_add_pending``), for the writer's ``_regroup`` and
+        a leader's ``_gather`` alike; a wait that runs out is remembered, so the next group
+        does not wait again."""
+        self._regrouping = wanted
+        arrived = self._arrived.wait_for(lambda: len(self._pending) >= wanted, REGROUP_S)
+        self._regrouping = 0
         self._regroup_missed = not arrived
 
     def _take_group(self) -> list[_Pending]:
