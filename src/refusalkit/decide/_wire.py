@@ -4,12 +4,14 @@
 plain, then encodes them. ``DecisionEncoder`` writes the same bytes directly: the top-level keys
 in their RFC 8785 order (RFC 8785 §3.2.3; all ASCII, so code-point order), each string value by
 ``orjson`` (RFC 8785 §3.2.2.2 escapes for an exact ``str``), and the nested records (``engine``,
-``policy``, ``subject`` and every ``WhyStep``) by the general ``canonical_json`` once per
-object, cached and spliced in as ``orjson.Fragment``: the engine shares those objects between
-decisions. A top-level field of an unexpected type (a hand-built decision whose ``decided_at`` is
-a ``datetime``, say) sends the whole decision down the general path, which gives the reference
-bytes or the reference's error. ``tests/decide/test_wire.py`` checks the bytes against
-``rfc8785`` with hypothesis.
+``policy``, ``subject``) by the general ``canonical_json`` once per object, cached and spliced
+in as ``orjson.Fragment``: the engine shares those objects between decisions. Every ``WhyStep``
+is spliced in the same way, but written directly (``_step_json``, its members in RFC 8785 order),
+since a step holding a value of the request is new in nearly every decision and its general
+encoding was a third of what encoding a decision cost. A top-level field of an unexpected type
+(a hand-built decision whose ``decided_at`` is a ``datetime``, say) sends the whole decision
+down the general path, which gives the reference bytes or the reference's error.
+``tests/decide/test_wire.py`` checks the bytes against ``rfc8785`` with hypothesis.
 
 The bytes serve twice: as the journal entry (``Journal.append_encoded``) and, joined, as the
 HTTP answer, so an answered decision is byte for byte the entry whose leaf hash its inclusion
@@ -18,10 +20,13 @@ proof proves.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import orjson
 
 from refusalkit._bounded import BoundedCache
-from refusalkit.model import Decision, canonical_json
+from refusalkit.model import Decision, WhyStep, canonical_json
 
 __all__ = ["DecisionEncoder"]
 
@@ -34,13 +39,62 @@ class _Unexpected(Exception):  # noqa: N818 (internal signal, never escapes)
     """A field is not of the type the fast layout assumes."""
 
 
+def _general_json(record: object) -> bytes:
+    """The reference bytes of a nested record: ``canonical_json`` of its wire dict."""
+    return canonical_json(record.to_dict())  # type: ignore[attr-defined]
+
+
+def _step_json(step: WhyStep) -> bytes:
+    """The RFC 8785 bytes of ``canonical_json(step.to_dict())``, written directly: the members in
+    RFC 8785 §3.2.3 order (fixed ASCII keys), each checked to be of a type orjson writes as RFC
+    8785 does (``str``, ``bool``, ``None``); any other value, or a string orjson refuses (a lone
+    surrogate), takes the general path, which gives the reference bytes or its error."""
+    field, klass, value, test, detail = (
+        step.field,
+        step.field_class,
+        step.value,
+        step.test,
+        step.detail,
+    )
+    if not (
+        type(step.rule) is str
+        and type(step.effect) is str
+        and type(step.matched) is bool
+        and type(step.decisive) is bool
+        and type(step.missing) is bool
+        and (field is None or type(field) is str)
+        and (klass is None or type(klass) is str)
+        and (value is None or type(value) is str)
+        and (test is None or type(test) is str)
+        and (detail is None or type(detail) is str)
+    ):
+        return _general_json(step)
+    members: dict[str, object] = {"decisive": step.decisive}
+    if detail is not None:  # "detail" sorts between "decisive" and "effect"
+        members["detail"] = detail
+    members["effect"] = step.effect
+    members["field"] = field
+    members["field_class"] = klass
+    members["matched"] = step.matched
+    if step.missing:  # "missing" sorts between "matched" and "rule"
+        members["missing"] = True
+    members["rule"] = step.rule
+    members["test"] = test
+    members["value"] = value
+    try:
+        return _dumps(members)
+    except orjson.JSONEncodeError:
+        return _general_json(step)
+
+
 class _Fragments:
     """Encoded nested records as ``orjson.Fragment``s, remembered by identity (the record is
     kept alive with its entry, so its ``id`` cannot be reused while the entry stands)."""
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_encode", "_entries")
 
-    def __init__(self) -> None:
+    def __init__(self, encode: Callable[[Any], bytes] = _general_json) -> None:
+        self._encode = encode
         self._entries: BoundedCache[int, tuple[object, orjson.Fragment]] = BoundedCache(
             _CACHE_LIMIT
         )
@@ -49,7 +103,7 @@ class _Fragments:
         hit = self._entries.get(id(record))
         if hit is not None and hit[0] is record:
             return hit[1]
-        fragment = _Fragment(canonical_json(record.to_dict()))  # type: ignore[attr-defined]
+        fragment = _Fragment(self._encode(record))
         return self._entries.put(id(record), (record, fragment))[1]
 
 
@@ -63,7 +117,7 @@ class DecisionEncoder:
 
     def __init__(self) -> None:
         self._refs = _Fragments()  # engine, policy and subject records
-        self._steps = _Fragments()
+        self._steps = _Fragments(_step_json)
 
     def encode(self, decision: Decision) -> bytes:
         """The decision's RFC 8785 bytes (the general path's error for a value it refuses)."""

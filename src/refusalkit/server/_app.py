@@ -43,7 +43,8 @@ log = logging.getLogger("refusalkit.server")
 
 
 class ServiceApp(FastAPI):
-    """The FastAPI app behind two pure ASGI layers: the body bound, then the decide fast path.
+    """The FastAPI app behind two pure ASGI layers: the decide fast path, then the body bound
+    (which the fast path applies to the decide bodies itself).
 
     Both run before Starlette's own middleware stack, so a decision costs no routing, dependency
     injection or per-request middleware beyond them (the decision point is hot).
@@ -51,7 +52,8 @@ class ServiceApp(FastAPI):
 
     def front(self, service: Service, max_body_bytes: int) -> None:
         """Install the layers in front of the app."""
-        self._front: ASGIApp = BodyLimit(DecideFastPath(super().__call__, service), max_body_bytes)
+        limit = BodyLimit(super().__call__, max_body_bytes)
+        self._front: ASGIApp = DecideFastPath(limit, service)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Enter through the front layers."""

@@ -4,14 +4,19 @@ FastAPI's routing and dependency injection cost more per call than deciding does
 answers the two decide endpoints before FastAPI sees them. It does nothing of its own: it hands
 the ``Authorization`` header and the body to ``decide_call`` (``_routes_decide.py``), the same
 function the FastAPI routes call, which checks the key and decides. Errors are the same typed
-JSON bodies. Every other request passes through to FastAPI.
+JSON bodies. Every other request passes through to the body bound and FastAPI behind it.
+
+It reads a decide body itself, through the body bound's own ``BodyLimit.read`` (the same 413s,
+before the key is checked, as for every other route), so the body is not buffered by one layer
+and replayed to the next.
 """
 
 from __future__ import annotations
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from refusalkit.server._errors import ApiError, error_response
+from refusalkit.server._limits import BodyLimit
 from refusalkit.server._routes_decide import DECIDE_PATHS, decide_call
 from refusalkit.server._service import Service
 
@@ -19,10 +24,11 @@ __all__ = ["DecideFastPath"]
 
 
 class DecideFastPath:
-    """Pure ASGI middleware in front of FastAPI for the two decide endpoints."""
+    """Pure ASGI middleware in front of the body bound and FastAPI for the two decide
+    endpoints."""
 
-    def __init__(self, app: ASGIApp, service: Service) -> None:
-        self.app = app
+    def __init__(self, limit: BodyLimit, service: Service) -> None:
+        self.app = limit
         self.service = service
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -31,9 +37,14 @@ class DecideFastPath:
         if path not in DECIDE_PATHS or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
+        try:
+            body = await self.app.read(scope, receive)
+        except ApiError as exc:  # over the bound: answered as the bound answers any route
+            await error_response(exc)(scope, receive, send)
+            return
 
         async def read_body() -> bytes:
-            return await _body(receive)
+            return body
 
         try:
             authorization, request_id = _headers(scope)
@@ -54,15 +65,3 @@ def _headers(scope: Scope) -> tuple[str | None, str | None]:
         elif name == b"refusalkit-request-id" and request_id is None:
             request_id = value.decode("latin-1")
     return authorization, request_id
-
-
-async def _body(receive: Receive) -> bytes:
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)

@@ -27,17 +27,19 @@ class BodyLimit:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
-        declared = _content_length(scope)
-        if declared is not None and declared > self.max_bytes:
-            await self._refuse(scope, receive, send, declared)
-            return
-        body = await self._read(receive)
-        if body is None:
-            await self._refuse(scope, receive, send, None)
+        try:
+            body = await self.read(scope, receive)
+        except ApiError as exc:
+            await error_response(exc)(scope, receive, send)
             return
         await self.app(scope, _replay(body, receive), send)
 
-    async def _read(self, receive: Receive) -> bytes | None:
+    async def read(self, scope: Scope, receive: Receive) -> bytes:
+        """The whole body within the bound: a declared ``Content-Length`` over it is refused
+        unread, a body that passes it as it arrives as soon as it does (413 ``ApiError``)."""
+        declared = _content_length(scope)
+        if declared is not None and declared > self.max_bytes:
+            raise self._refusal(declared)
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -47,21 +49,20 @@ class BodyLimit:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_bytes:
-                return None
+                raise self._refusal(None)
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
         return b"".join(chunks)
 
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send, size: int | None) -> None:
+    def _refusal(self, size: int | None) -> ApiError:
         what = f"{size} bytes" if size is not None else "the body"
-        error = ApiError(
+        return ApiError(
             413,
             ErrorCode.PAYLOAD_TOO_LARGE,
             f"{what} is over this service's limit of {self.max_bytes} bytes",
             "Send a smaller body, or split a batch into several requests.",
         )
-        await error_response(error)(scope, receive, send)
 
 
 def _content_length(scope: Scope) -> int | None:

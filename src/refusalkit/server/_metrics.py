@@ -12,6 +12,8 @@ import os
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from refusalkit.model import Action, ReasonCode
+
 __all__ = ["ServiceMetrics"]
 
 _BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
@@ -48,15 +50,24 @@ class ServiceMetrics:
         self.reloads = Counter(
             "refusalkit_pack_reloads", "Pack reloads, by result.", ["result"], registry=r
         )
-        self._children: dict[tuple[str, str], Counter] = {}
+        self._children: dict[tuple[Action, ReasonCode | None], Counter] = {}
+        self._latencies: dict[str, Histogram] = {}
 
-    def count_decision(self, action: str, reason_code: str | None, n: int = 1) -> None:
-        """Count ``n`` decisions of one kind (label children cached: this is on the hot path)."""
-        key = (action, reason_code or "none")
-        child = self._children.get(key)
+    def count_decision(self, action: Action, reason_code: ReasonCode | None, n: int = 1) -> None:
+        """Count ``n`` decisions of one kind. On the hot path: the label child is cached, keyed
+        by the members themselves, so a hit costs one dict lookup and no label strings."""
+        child = self._children.get((action, reason_code))
         if child is None:
-            child = self._children[key] = self.decisions.labels(*key)
+            labels = (action.value, "none" if reason_code is None else reason_code.value)
+            child = self._children[action, reason_code] = self.decisions.labels(*labels)
         child.inc(n)
+
+    def observe_latency(self, endpoint: str, seconds: float) -> None:
+        """Observe one decide call's time (the label child cached, as for ``count_decision``)."""
+        child = self._latencies.get(endpoint)
+        if child is None:
+            child = self._latencies[endpoint] = self.latency.labels(endpoint)
+        child.observe(seconds)
 
     def exposition(self) -> bytes:
         """The text exposition: this process's registry, or every worker's when multiprocess."""

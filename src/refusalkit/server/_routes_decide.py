@@ -178,9 +178,13 @@ def _loads_batch(body: bytes) -> Any:
 
 def _account(service: Service, decisions: list[Decision]) -> None:
     """Count (one counter update per action and reason code of the call) and log decisions."""
-    tally = Counter((d.action.value, d.reason_code) for d in decisions)
-    for (action, reason_code), n in tally.items():
-        service.metrics.count_decision(action, reason_code, n)
+    metrics = service.metrics
+    if len(decisions) == 1:  # a single decision: no tally to build
+        metrics.count_decision(decisions[0].action, decisions[0].reason_code)
+    else:
+        tally = Counter((d.action, d.reason_code) for d in decisions)
+        for (action, reason_code), n in tally.items():
+            metrics.count_decision(action, reason_code, n)
     if service.config.log_decisions:
         for decision in decisions:
             service.log_decision(decision)
@@ -247,7 +251,7 @@ async def answer_decide(service: Service, body: bytes, request_id: str | None = 
         entries = _entries(service, decisions)
         (index,) = await _journal(service, entries)
     _account(service, decisions)
-    service.metrics.latency.labels("decide").observe(time.perf_counter() - started)
+    service.metrics.observe_latency("decide", time.perf_counter() - started)
     return JsonAnswer(entries[0][0], index)
 
 
@@ -317,7 +321,7 @@ async def answer_batch(service: Service, body: bytes, request_id: str | None = N
         entries = _entries(service, decisions)
         indices = await _journal(service, entries) if entries else []
     _account(service, decisions)
-    service.metrics.latency.labels("batch").observe(time.perf_counter() - started)
+    service.metrics.observe_latency("batch", time.perf_counter() - started)
     return JsonAnswer(_batch_body([data for data, _ in entries], indices))
 
 
