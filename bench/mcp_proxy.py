@@ -29,10 +29,11 @@ Figures, never pass/fail.
 ``git archive <commit> src | tar -x -C DIR/..``) to the same rounds, tmpfs journal: the
 before-and-after of a change to the proxy, measured side by side. ``--paired BLOCKS`` (with
 ``--peer-src``) measures that pair alone, both sessions open at once and their calls in
-alternating blocks of ``--calls``, each block's CPU a call (the process's and its event loop's)
-and p50 beside the other's: the ratio block by block, which a loaded machine's drift leaves
-alone. ``--stdio-only`` leaves out HTTP and the gate alone; ``REFUSALKIT_BENCH_PROFILE=DIR``
-profiles each ``mcp wrap`` over its latency run (cProfile, ``DIR/*.prof``).
+alternating blocks of ``--calls`` (half the blocks with either session started first), each
+block's CPU a call (the process's and its event loop's) and p50 beside the other's: the ratio
+block by block, which a loaded machine's drift leaves alone. ``--stdio-only`` leaves out HTTP
+and the gate alone; ``REFUSALKIT_BENCH_PROFILE=DIR`` profiles each ``mcp wrap`` over its
+latency run (cProfile, ``DIR/*.prof``).
 ``--results-2k`` measures instead what pinning and result scanning add: the ``page`` tool's
 2,000-token result, direct over stdio, through ``mcp wrap`` with neither (the proxy as it was)
 and through ``mcp wrap --pin FILE`` (``--results redact``, the default, and ``--results off``:
@@ -520,16 +521,28 @@ async def _paired_blocks(sessions: dict[str, StdioServerParameters], blocks: int
 def _paired(blocks: int, calls: int, peer_src: Path) -> dict[str, Any]:
     """``mcp wrap`` from this checkout and from ``peer_src``, both sessions open at once, their
     calls in alternating blocks (tmpfs journals): each block's figures taken within moments of
-    the other's, so the machine's load drifts out of the ratio."""
+    the other's, so the machine's load drifts out of the ratio.
+
+    Half the blocks run with this checkout's session started first, half (fresh processes and
+    journals) with the peer's first: the session started second was measured cheaper by itself
+    (this code against itself, 30 blocks at load 4: 0.93), which one order alone puts into the
+    ratio."""
+    measured: dict[str, list[dict[str, float]]] = {"new": [], "peer": []}
     with tempfile.TemporaryDirectory() as tmp:
         ring_path = Keyring.generate().save(Path(tmp) / "keyring.json")
-        folder = _journal_dirs(Path(tmp)).get("tmpfs", Path(tmp))
-        sessions = {"new": _wrap(str(folder / "wrap.db"), ring_path),
+        base = _journal_dirs(Path(tmp)).get("tmpfs", Path(tmp))
+        for half, order in enumerate((("new", "peer"), ("peer", "new"))):
+            folder = base / f"order-{half}"
+            folder.mkdir(parents=True, exist_ok=True)
+            both = {"new": _wrap(str(folder / "wrap.db"), ring_path),
                     "peer": _peer_wrap(folder, ring_path, peer_src)}  # fmt: skip
-        markers = {"new": str(folder / "wrap.db"), "peer": str(folder / "peer.db")}
-        measured = anyio.run(_paired_blocks, sessions, blocks, calls, markers)
-        if folder != Path(tmp):
-            shutil.rmtree(folder, ignore_errors=True)
+            markers = {"new": str(folder / "wrap.db"), "peer": str(folder / "peer.db")}
+            sessions = {name: both[name] for name in order}
+            share = (blocks + 1 - half) // 2
+            for name, rows in anyio.run(_paired_blocks, sessions, share, calls, markers).items():
+                measured[name].extend(rows)
+        if base != Path(tmp):
+            shutil.rmtree(base, ignore_errors=True)
     ratios = {key: _range([n[key] / p[key] for n, p in zip(measured["new"], measured["peer"],
                                                             strict=True) if p[key]])
               for key in ("cpu_ms", "loop_cpu_ms", "p50_ms")}  # fmt: skip
