@@ -148,14 +148,18 @@ class _Lane:
         )
 
     async def close(self) -> None:
+        """Close the journal on the lane's thread, then end the thread (also when the close
+        failed: nothing more can run on a closed journal)."""
         journal, self.journal = self.journal, None
-        if journal is not None:
-            await self._call(journal.close)
-        with self._ready:
-            self._stopping = True
-            self._ready.notify()
-        if self._thread is not None:
-            self._thread.join()
+        try:
+            if journal is not None:
+                await self._call(journal.close)
+        finally:
+            with self._ready:
+                self._stopping = True
+                self._ready.notify()
+            if self._thread is not None:
+                self._thread.join()
 
 
 def _deliver(
