@@ -17,20 +17,23 @@ Latency is one call at a time (p50, p99); throughput is calls/s with 16 calls in
 session. The proxy's CPU time per call (user + system, from ``/proc``, during the latency run)
 is reported too: on a shared, loaded machine every extra process on the path waits for a time
 slice, which inflates wall-clock latency far more than the work done, and CPU time is not
-affected by that. Every call through the proxy is decided and journaled (durable: WAL,
-``synchronous=FULL``) before it is forwarded. Configurations alternate inside each round; every
-figure is the median over rounds with its min-max range, and each "added" figure is taken within
-a round (through refusalkit minus direct, the two measured moments apart) before the median. The
-project's aims, for reading the figures: the proxy's own CPU at most 0.3 ms a call, so that what
-it adds to p50 is the journal's ``fsync`` plus at most that. Figures, never pass/fail.
+affected by that (the scheduler's nanosecond count of each thread, where the kernel keeps one;
+else the process's clock ticks). Every call through the proxy is decided and journaled
+(durable: WAL, ``synchronous=FULL``) before it is forwarded. Configurations alternate inside
+each round; every figure is the median over rounds with its min-max range, and each "added"
+figure is taken within a round (through refusalkit minus direct, the two measured moments
+apart) before the median. The project's aims, for reading the figures: the proxy's own CPU at
+most 0.3 ms a call, so that what it adds to p50 is the journal's ``fsync`` plus at most that.
+Figures, never pass/fail.
 ``--peer-src DIR`` adds ``mcp wrap`` run from another checkout's ``src`` (its ``PYTHONPATH``;
 ``git archive <commit> src | tar -x -C DIR/..``) to the same rounds, tmpfs journal: the
 before-and-after of a change to the proxy, measured side by side. ``--paired BLOCKS`` (with
 ``--peer-src``) measures that pair alone, both sessions open at once and their calls in
-alternating blocks of ``--calls``, each block's CPU a call (the process's and its event loop's)
-and p50 beside the other's: the ratio block by block, which a loaded machine's drift leaves
-alone. ``--stdio-only`` leaves out HTTP and the gate alone; ``REFUSALKIT_BENCH_PROFILE=DIR``
-profiles each ``mcp wrap`` over its latency run (cProfile, ``DIR/*.prof``).
+alternating blocks of ``--calls`` (half the blocks with either session started first), each
+block's CPU a call (the process's and its event loop's) and p50 beside the other's: the ratio
+block by block, which a loaded machine's drift leaves alone. ``--stdio-only`` leaves out HTTP
+and the gate alone; ``REFUSALKIT_BENCH_PROFILE=DIR`` profiles each ``mcp wrap`` over its
+latency run (cProfile, ``DIR/*.prof``).
 ``--results-2k`` measures instead what pinning and result scanning add: the ``page`` tool's
 2,000-token result, direct over stdio, through ``mcp wrap`` with neither (the proxy as it was)
 and through ``mcp wrap --pin FILE`` (``--results redact``, the default, and ``--results off``:
@@ -113,17 +116,36 @@ Connect = Callable[[], Any]
 
 
 def _cpu_seconds(pid: int, stat: str = "stat") -> float:
-    """User + system CPU time of a process so far (Linux ``/proc``); with ``stat`` naming
-    ``task/<tid>/stat``, of that one thread."""
+    """User + system CPU time of a process so far (Linux ``/proc``, in clock ticks); with
+    ``stat`` naming ``task/<tid>/stat``, of that one thread."""
     fields = Path(f"/proc/{pid}/{stat}").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _run_ns(pid: int, tid: str) -> int | None:
+    """The scheduler's count of a thread's time on a CPU so far, in nanoseconds
+    (``/proc/<pid>/task/<tid>/schedstat``), or ``None`` where the kernel has no such file."""
+    try:
+        return int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _cpu_pair(pid: int | None) -> tuple[float, float]:
-    """The process's CPU time so far, and its event loop's (its main thread's, tid = pid)."""
+    """The process's CPU time so far, and its event loop's (its main thread's, tid = pid).
+
+    From the scheduler's nanosecond counts of the process's threads where the kernel has them
+    (the threads of the proxy live as long as it does): the clock ticks of ``/proc/<pid>/stat``
+    are 10 ms, a step of 0.05 ms a call over a block of 200 calls, as large as the changes
+    measured.
+    """
     if pid is None:
         return 0.0, 0.0
-    return _cpu_seconds(pid), _cpu_seconds(pid, f"task/{pid}/stat")
+    loop = _run_ns(pid, str(pid))
+    if loop is None:
+        return _cpu_seconds(pid), _cpu_seconds(pid, f"task/{pid}/stat")
+    threads = [_run_ns(pid, tid.name) for tid in Path(f"/proc/{pid}/task").iterdir()]
+    return sum(ns for ns in threads if ns is not None) / 1e9, loop / 1e9
 
 
 def _proxy_pid(marker: str) -> int | None:
@@ -499,16 +521,28 @@ async def _paired_blocks(sessions: dict[str, StdioServerParameters], blocks: int
 def _paired(blocks: int, calls: int, peer_src: Path) -> dict[str, Any]:
     """``mcp wrap`` from this checkout and from ``peer_src``, both sessions open at once, their
     calls in alternating blocks (tmpfs journals): each block's figures taken within moments of
-    the other's, so the machine's load drifts out of the ratio."""
+    the other's, so the machine's load drifts out of the ratio.
+
+    Half the blocks run with this checkout's session started first, half (fresh processes and
+    journals) with the peer's first: the session started second was measured cheaper by itself
+    (this code against itself, 30 blocks at load 4: 0.93), which one order alone puts into the
+    ratio."""
+    measured: dict[str, list[dict[str, float]]] = {"new": [], "peer": []}
     with tempfile.TemporaryDirectory() as tmp:
         ring_path = Keyring.generate().save(Path(tmp) / "keyring.json")
-        folder = _journal_dirs(Path(tmp)).get("tmpfs", Path(tmp))
-        sessions = {"new": _wrap(str(folder / "wrap.db"), ring_path),
+        base = _journal_dirs(Path(tmp)).get("tmpfs", Path(tmp))
+        for half, order in enumerate((("new", "peer"), ("peer", "new"))):
+            folder = base / f"order-{half}"
+            folder.mkdir(parents=True, exist_ok=True)
+            both = {"new": _wrap(str(folder / "wrap.db"), ring_path),
                     "peer": _peer_wrap(folder, ring_path, peer_src)}  # fmt: skip
-        markers = {"new": str(folder / "wrap.db"), "peer": str(folder / "peer.db")}
-        measured = anyio.run(_paired_blocks, sessions, blocks, calls, markers)
-        if folder != Path(tmp):
-            shutil.rmtree(folder, ignore_errors=True)
+            markers = {"new": str(folder / "wrap.db"), "peer": str(folder / "peer.db")}
+            sessions = {name: both[name] for name in order}
+            share = (blocks + 1 - half) // 2
+            for name, rows in anyio.run(_paired_blocks, sessions, share, calls, markers).items():
+                measured[name].extend(rows)
+        if base != Path(tmp):
+            shutil.rmtree(base, ignore_errors=True)
     ratios = {key: _range([n[key] / p[key] for n, p in zip(measured["new"], measured["peer"],
                                                             strict=True) if p[key]])
               for key in ("cpu_ms", "loop_cpu_ms", "p50_ms")}  # fmt: skip

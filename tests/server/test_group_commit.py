@@ -11,6 +11,7 @@ import asyncio
 import fcntl
 import json
 import os
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -161,6 +162,32 @@ def test_an_append_of_a_loop_stopped_mid_turn_is_written_at_close(tmp_path: Path
         other.close()
     with open_journal(store, ring) as journal:
         assert journal.size() == 1
+
+
+def test_close_answers_what_was_queued_and_ends_the_writer_thread(tmp_path: Path) -> None:
+    """The writer is one long-lived thread: appends queued before ``close`` are written and
+    answered, the thread is gone once ``close`` returns, and a later append fails (the
+    journal is closed) rather than waiting for a writer that will never come."""
+    ring = Keyring.generate()
+    store = str(tmp_path / "journal.db")
+
+    def writers() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name.startswith("journal-")]
+
+    async def run() -> tuple[list[list[int]], BaseException | list[int]]:
+        access = JournalAccess(store, ring, origin=None, max_group=10)
+        await access.open()
+        assert len(writers()) == 1
+        queued = [asyncio.ensure_future(access.append(_encoded(_records(c, 2)))) for c in range(5)]
+        await asyncio.sleep(0)  # the appends are staged; close publishes and writes them
+        await access.close()
+        late = await asyncio.gather(access.append(_encoded(_records(9, 1))), return_exceptions=True)
+        return [q.result() for q in queued], late[0]
+
+    answers, late = asyncio.run(run())
+    assert sorted(i for a in answers for i in a) == list(range(10))
+    assert isinstance(late, RuntimeError)
+    assert writers() == []
 
 
 def test_a_failed_append_fails_its_callers_and_the_next_is_written(tmp_path: Path) -> None:

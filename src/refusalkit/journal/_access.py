@@ -33,7 +33,6 @@ import contextlib
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -62,39 +61,122 @@ def _is_postgres(store: str) -> bool:
 
 
 class _Lane:
-    """One journal connection on one thread."""
+    """One journal connection on one long-lived thread, which runs the jobs queued for it in
+    turn (``submit``, ``run``) and sleeps on a condition between them.
+
+    A ``ThreadPoolExecutor(max_workers=1)`` did the same, but its ``submit`` builds a future
+    and a work item, checks its thread count through a semaphore and sets the future's result
+    (under its own condition) when the job ends, none of which the writer's groups use: a
+    group's waiters are answered by ``_answer``. Here a job is a plain callable in a deque.
+    The thread is a daemon, so a lane never closed cannot keep the interpreter from exiting
+    (nothing it holds then is owed to anyone: an append is answered only once durable).
+    """
 
     def __init__(self, name: str) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"journal-{name}")
+        self._name = f"journal-{name}"
+        self._jobs: deque[Callable[[], object]] = deque()
+        self._ready = threading.Condition(threading.Lock())  # guards _jobs and _stopping
+        self._stopping = False
+        self._thread: threading.Thread | None = None
         self.journal: Journal | None = None
+
+    def _serve(self) -> None:
+        """The lane's thread: run the jobs in order until the lane stops and none is left."""
+        jobs, ready = self._jobs, self._ready
+        while True:
+            with ready:
+                while not jobs:
+                    if self._stopping:
+                        return
+                    ready.wait()
+                job = jobs.popleft()
+            with contextlib.suppress(BaseException):  # as an executor's ignored future would
+                job()
+            del job  # drop what it holds before sleeping
+
+    def _queue(self, job: Callable[[], object]) -> None:
+        """Hand ``job`` to the lane's thread; ``RuntimeError`` once the lane has stopped."""
+        with self._ready:
+            if self._stopping or self._thread is None:
+                raise RuntimeError("the journal's thread has stopped")
+            self._jobs.append(job)
+            self._ready.notify()
+
+    def _start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name=self._name, daemon=True)
+            self._thread.start()
+
+    async def _call(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` on the lane's thread; its outcome, delivered on this loop. A job whose
+        caller stopped waiting before it began is skipped, as an executor's cancelled job."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+
+        def job() -> None:
+            if future.cancelled():
+                return
+            try:
+                outcome = fn()
+            except BaseException as exc:  # noqa: BLE001 (the caller's, raised where it awaits)
+                _deliver(loop, future, future.set_exception, exc)
+            else:
+                _deliver(loop, future, future.set_result, outcome)
+
+        self._queue(job)
+        return await future
 
     async def run(self, fn: Callable[[Journal], T]) -> T:
         journal = self.journal
         if journal is None:
             raise RuntimeError("the journal is not open")
-        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, journal)
+        return await self._call(lambda: fn(journal))
 
     def submit(self, fn: Callable[[Journal], object]) -> None:
         """Queue ``fn`` on the lane's thread without waiting for it."""
         journal = self.journal
         if journal is None:
             raise RuntimeError("the journal is not open")
-        self._pool.submit(fn, journal)
+        self._queue(lambda: fn(journal))
 
     async def open(
         self, store: str, keyring: Keyring, origin: str | None, signer_state: Path | None
     ) -> None:
-        loop = asyncio.get_running_loop()
-        self.journal = await loop.run_in_executor(
-            self._pool,
-            lambda: open_journal(store, keyring, origin=origin, signer_state=signer_state),
+        self._start()
+        self.journal = await self._call(
+            lambda: open_journal(store, keyring, origin=origin, signer_state=signer_state)
         )
 
     async def close(self) -> None:
+        """Close the journal on the lane's thread, then end the thread (also when the close
+        failed: nothing more can run on a closed journal)."""
         journal, self.journal = self.journal, None
-        if journal is not None:
-            await asyncio.get_running_loop().run_in_executor(self._pool, journal.close)
-        self._pool.shutdown(wait=True)
+        try:
+            if journal is not None:
+                await self._call(journal.close)
+        finally:
+            with self._ready:
+                self._stopping = True
+                self._ready.notify()
+            if self._thread is not None:
+                self._thread.join()
+
+
+def _deliver(
+    loop: asyncio.AbstractEventLoop,
+    future: asyncio.Future[Any],
+    setter: Callable[[Any], None],
+    value: object,
+) -> None:
+    """From a lane's thread: ``setter(value)`` on ``future``'s loop, unless its waiter gave
+    up (the future is done: cancelled)."""
+
+    def settle() -> None:
+        if not future.done():
+            setter(value)
+
+    with contextlib.suppress(RuntimeError):  # the loop is closed: no one waits there now
+        loop.call_soon_threadsafe(settle)
 
 
 class JournalAccess:
