@@ -14,7 +14,8 @@ A thread caller that waits anyway (the in-process enforcer's, ``append_leading``
 writer thread: the first one to find no commit in progress leads, commits every append queued
 and answers the others; appends that arrive meanwhile wait, and the leader, once done, hands
 the lead to the first thread among them (which had to be woken anyway), so no append passes
-through a thread of its own.
+through a thread of its own. A leader waiting for its group to fill (``_gather``) is not woken
+to commit it: the thread caller whose append completes the group commits it in its place.
 
 Each ``Journal`` is opened and closed on its own thread, which runs the loop's groups and
 ``write``; a leading thread caller commits on its own thread, holding ``_using`` as ``write``
