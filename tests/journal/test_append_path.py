@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from refusalkit.errors import StoreError, UsageError
-from refusalkit.journal import open_journal
+from refusalkit.journal import leaf_hash, open_journal
 from refusalkit.journal._records import index_fields
 from refusalkit.journal._tree import frontier_nodes
 from refusalkit.keyring import Keyring
@@ -95,6 +95,27 @@ def test_sqlite_maintain_checkpoints_past_the_threshold(
         frames = journal.store._all("PRAGMA wal_checkpoint(PASSIVE)")[0]
         assert frames[0] == 0  # not busy
         assert frames[1] == frames[2]  # every WAL frame was checkpointed
+
+
+def test_sqlite_stores_the_blobs_as_blobs(tmp_path: Path, keyring: Keyring, decision: Make) -> None:
+    """The append binds each row's bytes, leaf hash and node hashes as ``bytearray`` (bound
+    without the sqlite3 module's adapter lookup): SQLite stores them as BLOBs, exactly the
+    bytes, as it does ``bytes``; a leaf that completes no node stores NULL."""
+    path = tmp_path / "j.db"
+    with open_journal(path, keyring) as journal:
+        journal.append([decision(i) for i in range(5)])
+        journal.append([decision(5)])
+        expected = journal.entries(0, 6)
+    with sqlite3.connect(path) as db:
+        rows = db.execute(
+            "SELECT typeof(data), typeof(leaf), typeof(nodes), data, leaf FROM journal_entry"
+            " ORDER BY idx"
+        ).fetchall()
+    assert [r[:3] for r in rows] == [
+        ("blob", "blob", "null" if i % 2 == 0 else "blob") for i in range(6)
+    ]
+    assert [r[3] for r in rows] == expected
+    assert [r[4] for r in rows] == [leaf_hash(e) for e in expected]
 
 
 def test_unbounded_wal_without_wal_checkpoints(

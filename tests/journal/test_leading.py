@@ -135,3 +135,99 @@ def test_a_commit_failing_mid_group_refuses_every_caller_in_it(
         journal.verify()
         ids = [json.loads(e)["decision_id"] for e in journal.entries(0, journal.size())]
     assert ids == [decisions[0].decision_id, after.decision_id]
+
+
+def _open_access(store: str, ring: Keyring) -> tuple[JournalAccess, asyncio.AbstractEventLoop]:
+    loop = asyncio.new_event_loop()
+    access = JournalAccess(store, ring, origin=None, max_group=100)
+    loop.run_until_complete(access.open())
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    return access, loop
+
+
+def _close_access(access: JournalAccess, loop: asyncio.AbstractEventLoop) -> None:
+    asyncio.run_coroutine_threadsafe(access.close(), loop).result(60)
+    loop.call_soon_threadsafe(loop.stop)
+
+
+def _commits_by_thread(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Record each commit as (the committing thread's name, its number of entries)."""
+    original = Journal.append_encoded
+    commits: list[tuple[str, int]] = []
+
+    def append_encoded(self: Journal, entries: Sequence[Entry]) -> list[int]:
+        commits.append((threading.current_thread().name, len(entries)))
+        return original(self, entries)
+
+    monkeypatch.setattr(Journal, "append_encoded", append_encoded)
+    return commits
+
+
+def test_the_caller_completing_a_gathered_group_commits_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A leader waiting for the group the last one held (here 2 callers, the wait made a
+    minute long so that only the take-over can end it) is answered by the caller that
+    completes the group: that caller commits both appends on its own thread, in one commit,
+    and the first gets its indices from it. Imports ``journal._access`` to lengthen the wait."""
+    from refusalkit.journal import _access  # noqa: PLC0415 (the bounded wait, lengthened)
+
+    ring = Keyring.generate()
+    access, loop = _open_access(str(tmp_path / "journal.db"), ring)
+    commits = _commits_by_thread(monkeypatch)
+    monkeypatch.setattr(_access, "REGROUP_S", 60.0)
+    access._led = 2  # the last leader's group held two thread callers
+    answers: dict[str, list[int]] = {}
+
+    def caller(name: str) -> None:
+        answers[name] = access.append_leading(_encoded(_records(0, 1)), 30)
+
+    try:
+        first = threading.Thread(target=caller, args=("first",), name="first")
+        first.start()
+        while access._gatherer is None:  # the first leads and waits for its group
+            assert first.is_alive()
+            time.sleep(0.001)
+        second = threading.Thread(target=caller, args=("second",), name="second")
+        second.start()
+        second.join(10)
+        first.join(10)
+        assert not first.is_alive()
+        assert not second.is_alive()
+    finally:
+        _close_access(access, loop)
+    assert commits == [("second", 2)]
+    assert sorted([*answers["first"], *answers["second"]]) == [0, 1]
+
+
+def test_a_loop_completing_a_gathered_group_wakes_its_leader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A leader waiting for its group (the wait made a minute long) is woken to commit as
+    soon as an event loop's appends complete it: one commit of both, on the leader's own
+    thread. Imports ``journal._access`` to lengthen the wait."""
+    from refusalkit.journal import _access  # noqa: PLC0415 (the bounded wait, lengthened)
+
+    ring = Keyring.generate()
+    access, loop = _open_access(str(tmp_path / "journal.db"), ring)
+    commits = _commits_by_thread(monkeypatch)
+    monkeypatch.setattr(_access, "REGROUP_S", 60.0)
+    access._led = 2
+    answers: list[list[int]] = []
+    first = threading.Thread(
+        target=lambda: answers.append(access.append_leading(_encoded(_records(0, 1)), 30)),
+        name="first",
+    )
+    try:
+        first.start()
+        while access._gatherer is None:
+            assert first.is_alive()
+            time.sleep(0.001)
+        looped = asyncio.run_coroutine_threadsafe(access.append(_encoded(_records(1, 1))), loop)
+        from_loop = looped.result(30)
+        first.join(10)
+        assert not first.is_alive()
+    finally:
+        _close_access(access, loop)
+    assert commits == [("first", 2)]
+    assert sorted([*answers[0], *from_loop]) == [0, 1]

@@ -14,7 +14,8 @@ A thread caller that waits anyway (the in-process enforcer's, ``append_leading``
 writer thread: the first one to find no commit in progress leads, commits every append queued
 and answers the others; appends that arrive meanwhile wait, and the leader, once done, hands
 the lead to the first thread among them (which had to be woken anyway), so no append passes
-through a thread of its own.
+through a thread of its own. A leader waiting for its group to fill (``_gather``) is not woken
+to commit it: the thread caller whose append completes the group commits it in its place.
 
 Each ``Journal`` is opened and closed on its own thread, which runs the loop's groups and
 ``write``; a leading thread caller commits on its own thread, holding ``_using`` as ``write``
@@ -205,6 +206,8 @@ class JournalAccess:
         self._regrouping = 0  # how many pending appends ``_regroup`` waits for (0: none)
         self._regroup_missed = False
         self._led = 0  # thread callers in the last leader's group (``_gather``)
+        self._gatherer: Handoff | None = None  # a leader waiting for its group (``_gather``)
+        self._gather_wanted = 0  # how many pending appends complete that leader's group
         # each loop's appends of its current turn, published at the turn's end (``_publish``)
         self._staged: dict[asyncio.AbstractEventLoop, list[_Pending]] = {}
         self._turn: WriterTurn | contextlib.nullcontext[None] = contextlib.nullcontext()
@@ -300,18 +303,36 @@ class JournalAccess:
         """
         handoff = Handoff()
         with self._lock:
-            leader = self._add_pending([(records, handoff)])  # no commit in progress: lead
-        if not leader:
-            outcome = self._follow(handoff, timeout)
-            if outcome is not _LEAD:
-                return outcome
-            handoff.rearm()
-        journal = self._writer.journal
-        if journal is None:
-            self._fail_pending(RuntimeError("the journal is not open"))
-        else:
-            self._lead(journal, handoff)
-        return handoff.result(0)
+            taking = self._take_over()
+            lead = self._add_pending([(records, handoff)]) or taking  # none in progress: lead
+        while True:
+            if not lead:
+                outcome = self._follow(handoff, timeout)
+                if outcome is not _LEAD:
+                    return outcome
+                handoff.rearm()
+            journal = self._writer.journal
+            if journal is None:
+                self._fail_pending(RuntimeError("the journal is not open"))
+                return handoff.result(0)
+            if self._lead(journal, handoff):
+                return handoff.result(0)
+            lead = False  # its group was taken over while it gathered: answered like the others
+
+    def _take_over(self) -> bool:
+        """With the lock held, a thread caller about to queue: whether its append completes the
+        group a gathering leader waits for (``_gather``), and so it leads in that one's place.
+
+        The caller that completes a group is running already: it commits at once, and the
+        gathering leader, whose append is in that group, is answered like the other callers.
+        Waking the gatherer instead, the completing caller went to sleep only to be woken by
+        the commit, and the commit waited for the gatherer's own wake-up: one thread more to
+        wake a group, and a condition variable's wait and notification besides.
+        """
+        if self._gatherer is None or len(self._pending) + 1 < self._gather_wanted:
+            return False
+        self._gatherer = None
+        return True
 
     def _follow(self, handoff: Handoff, timeout: float) -> list[int]:
         """A follower's wait: its indices, or ``_LEAD`` once made the leader. On a timeout the
@@ -326,13 +347,18 @@ class JournalAccess:
                     raise
             return handoff.result()  # answered (or promoted) just as the wait ran out: at once
 
-    def _lead(self, journal: Journal, mine: Handoff) -> None:
+    def _lead(self, journal: Journal, mine: Handoff) -> bool:
         """A leading thread: commit group after group until its own append is answered, then
-        hand the lead on (``_pass_lead``). Never raises: failures go to the group's waiters."""
+        hand the lead on (``_pass_lead``); False, with nothing committed, when a caller took
+        the lead over while it gathered (``_take_over``). Never raises: failures go to the
+        group's waiters."""
+        taken_over = False
         try:
             while not mine.settled():
                 with self._lock:
-                    self._gather()
+                    taken_over = not self._gather(mine)
+                    if taken_over:  # the new leader hands the lead on, not this thread
+                        return False
                     group = self._take_group()
                 if not group:  # pragma: no cover (its own append is pending until answered)
                     break
@@ -346,23 +372,41 @@ class JournalAccess:
                 else:
                     self._settle(group, indices)
         finally:  # whatever happened, the appends that came meanwhile get a leader
-            self._pass_lead()
+            if not taken_over:
+                self._pass_lead()
+        return True
 
-    def _gather(self) -> None:
+    def _gather(self, mine: Handoff) -> bool:
         """With the lock held, a leader about to take its group: wait (at most ``REGROUP_S``)
         for as many thread callers as the last leader's group held, so that callers in step
-        share one commit.
+        share one commit; False when the caller that completed the group took the lead over
+        (``_take_over``) and commits it, this leader's append with it.
 
         Without it, the callers just answered came back one by one: the first found no commit
         in progress and committed alone while the others queued behind it, so 8 callers made
         commits of 1 and of 7-8 in turn (measured). A wait that runs out (the callers went on
-        to other work) is not repeated for the next group.
+        to other work) is not repeated for the next group. The leader waits on its own
+        handoff, which an event loop's appends completing the group wake (``_add_pending``)
+        and the new leader's commit answers.
         """
         wanted = self._led
         if wanted <= len(self._pending) or self._regroup_missed:
             self._regroup_missed = False
-            return
-        self._await_pending(wanted)
+            return True
+        self._gatherer, self._gather_wanted = mine, wanted
+        self._lock.release()
+        try:
+            mine.wait(REGROUP_S)
+        finally:
+            self._lock.acquire()
+        if mine.promoted():  # woken to commit now (the group is complete), or made leader
+            mine.rearm()
+            return True
+        if self._gatherer is not mine:
+            return False
+        self._gatherer = None
+        self._regroup_missed = len(self._pending) < wanted
+        return True
 
     def _pass_lead(self) -> None:
         """After a leader's commits: the first waiting thread caller among the pending appends
@@ -395,6 +439,10 @@ class JournalAccess:
         self._pending.extend(appends)
         if 0 < self._regrouping <= len(self._pending):
             self._arrived.notify()
+        gatherer = self._gatherer
+        if gatherer is not None and self._gather_wanted <= len(self._pending):
+            self._gatherer = None  # a loop's appends completed a gathering leader's group
+            gatherer.settle(_LEAD)
         start = bool(self._pending) and not self._flushing
         self._flushing = self._flushing or start
         return start
@@ -515,6 +563,17 @@ class Handoff:
     def settled(self) -> bool:
         """Whether the answer is in."""
         return self._outcome is not None
+
+    def promoted(self) -> bool:
+        """Whether the outcome in is the lead (``JournalAccess.append_leading``), not an answer."""
+        return self._outcome is _LEAD
+
+    def wait(self, timeout: float) -> bool:
+        """Wait at most ``timeout`` seconds for an outcome, leaving it unread; whether one came."""
+        if not self._done.acquire(timeout=timeout):
+            return False
+        self._done.release()
+        return True
 
     def rearm(self) -> None:
         """After the lead was handed over (``JournalAccess.append_leading``): wait again, for

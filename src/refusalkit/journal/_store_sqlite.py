@@ -87,6 +87,23 @@ def _insert_rows(count: int) -> str:
     )
 
 
+def _entry_params(
+    size: int, rows: Sequence[EntryRow], nodes: Sequence[bytes | None]
+) -> list[tuple[Any, ...]]:
+    """The INSERT's parameters of ``rows`` appended to a tree of ``size``, each row's blobs (its
+    bytes, leaf hash and node hashes) as ``bytearray``.
+
+    The sqlite3 module binds a ``bytearray`` (like a ``str`` or an ``int``) as it is, where it
+    first looks a ``bytes`` up among its adapters, and the miss formats an ``AttributeError``
+    message it then drops: copying the bytes costs less (measured, a commit of 8 decisions:
+    742,714 instructions against 778,611). Both are stored alike, as a BLOB.
+    """
+    return [
+        (i, bytearray(r[0]), bytearray(r[1]), *r[2:], None if n is None else bytearray(n))
+        for i, r, n in zip(count(size), rows, nodes)
+    ]
+
+
 def _insert_entries(db: sqlite3.Connection, entries: list[tuple[Any, ...]]) -> None:
     for at in range(0, len(entries), _INSERT_CHUNK):
         chunk = entries[at : at + _INSERT_CHUNK]
@@ -247,8 +264,7 @@ class SqliteStore(Store):
                     load = lambda wanted: self._nodes_in(db, wanted)  # noqa: E731
                     frontier = self._frontier.get(size, load, str(self.path))
                     nodes, grown = plan_append(size, frontier, [r[1] for r in rows])
-                    entries = [(i, *r, n) for i, r, n in zip(count(size), rows, nodes)]
-                    _insert_entries(db, entries)
+                    _insert_entries(db, _entry_params(size, rows, nodes))
                     db.execute("UPDATE journal_head SET size = ? WHERE id = 1", (size + len(rows),))
             except BaseException:
                 self._frontier.clear()
