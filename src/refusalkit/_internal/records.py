@@ -165,8 +165,8 @@ def _encodable(value: str | None) -> str | None:
     """A caller's agent or session id as a decision keeps it: only a ``str`` that UTF-8, and so
     RFC 8785, can encode (a lone surrogate would make the decision itself unjournalable); else
     unknown (None). Checked once per distinct id, when its ``Subject`` is made."""
-    if value is None:
-        return None
+    if value is None or value.isascii():  # ASCII always encodes: no bytes made for it
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
