@@ -437,6 +437,7 @@ class DecisionPoint:
         "_limiter",
         "_policy",
         "_redactor",
+        "_rulings",
         "_steps",
         "_subjects",
         "_tokens",
@@ -468,6 +469,7 @@ class DecisionPoint:
         self._steps: BoundedCache[Any, WhyStep] = BoundedCache(_CACHE_LIMIT)
         self._last_token = ("", "", "")
         self._walks = _walks_in(compiled)
+        self._rulings = self._rule_rulings()
         effect = compiled.default.value
         self._default_steps = tuple(
             make_step("@default", effect, matched=True, decisive=decisive, test="no rule matched")
@@ -776,7 +778,7 @@ class DecisionPoint:
         plan = self._compiled.rules.for_tool(tool)
         if not plan.rules:  # no rule can apply to this tool (an unknown tool, say)
             steps.append(self._default_steps[True])
-            return self._outcome(None, None)
+            return self._rulings[None]
         lone = plan.lone
         if lone is not None:
             value = _group_value(request, lone)
@@ -797,7 +799,7 @@ class DecisionPoint:
         if not hits:  # no rule matched: every step is a fixed false one, and @default decides
             steps.extend(trail)
             steps.append(self._default_steps[True])
-            return self._outcome(None, None)
+            return self._rulings[None]
         if len(hits) > 1:
             hits.sort()  # positions are distinct, so only they are compared
         best: ToolRule | None = None
@@ -839,11 +841,11 @@ class DecisionPoint:
         group finds is true, so it matched, and the rest keep their fixed false steps; the
         rules are picked by position, with no hit built."""
         found = group.match(value)
+        template: tuple[Any, ...] = plan.template  # a group's rules all have fixed false steps
         if not found:  # no rule matched: every step is a fixed false one, and @default decides
-            template: tuple[Any, ...] = plan.template  # all fixed false steps: no None
             steps.extend(template)
             steps.append(self._default_steps[True])
-            return self._outcome(None, None)
+            return self._rulings[None]
         positions = sorted(found) if len(found) > 1 else found
         rules = plan.rules
         best: ToolRule | None = None
@@ -858,38 +860,55 @@ class DecisionPoint:
                 best = rule
         outcome = self._outcome(best, audit)
         decisive = outcome.rule
-        trail: list[Any] = list(plan.template)  # every None is filled before use
+        start = len(steps)  # the rules' steps, in file order, follow the stages'
+        steps.extend(template)
         specs = group.specs
         for position in positions:
             spec = rules[position].rule
             rule_id = spec.id
-            trail[position] = self._string_step(
+            steps[start + position] = self._string_step(
                 rule_id, spec.effect, specs[position], TRUE, value,
                 matched=True, decisive=rule_id == decisive,
             )  # fmt: skip
-        steps.extend(trail)
         if best is None:
             steps.append(self._default_steps[decisive == "@default"])
         return outcome
 
+    def _rule_rulings(self) -> dict[int | None, Ruling]:
+        """Each rule's ruling when it decides, by its index, and ``@default``'s under None: a
+        refusal for ``require-approval``, ``deny`` and ``block``, else ``audit`` or ``allow``
+        with the rule's message."""
+        rulings: dict[int | None, Ruling] = {}
+        for rule in self._compiled.rules.rules:
+            severity = rule.severity
+            if severity is _SEV_APPROVAL:
+                message = rule.message or MESSAGES["approval"]
+                made = _ruling(_DENY, _APPROVAL_REQUIRED, rule.id, message)
+            elif severity > _SEV_APPROVAL:
+                action = _BLOCK if severity is _SEV_BLOCK else _DENY
+                made = _ruling(action, _POLICY_DENIED, rule.id, rule.message or MESSAGES["rule"])
+            else:
+                made = _ruling(_AUDIT if severity is _SEV_AUDIT else _ALLOW, None, rule.id,
+                               rule.message)  # fmt: skip
+            rulings[rule.index] = made
+        if self._compiled.default is not _ALLOW:
+            rulings[None] = _ruling(_DENY, _POLICY_DENIED, "@default", MESSAGES["@default"])
+        else:
+            rulings[None] = _ruling(_ALLOW, None, "@default", None)
+        return rulings
+
     def _outcome(self, best: ToolRule | None, audit: ToolRule | None) -> Ruling:
         """The ruling from the most severe matched rule (first in file order) and the first
-        matched audit rule: a refusal, else ``@default`` deny, else audit, else allow."""
+        matched audit rule: a refusal, else ``@default`` deny, else audit, else allow. Each is
+        made once, when the decision point is (``_rulings``)."""
+        rulings = self._rulings
         if best is not None and best.rule.severity >= _SEV_APPROVAL:
-            rule = best.rule
-            if rule.severity is _SEV_APPROVAL:
-                message = rule.message or MESSAGES["approval"]
-                return _ruling(_DENY, _APPROVAL_REQUIRED, rule.id, message)
-            action = _BLOCK if rule.severity is _SEV_BLOCK else _DENY
-            message = rule.message or MESSAGES["rule"]
-            return _ruling(action, _POLICY_DENIED, rule.id, message)
-        if best is None and self._compiled.default is not _ALLOW:
-            return _ruling(_DENY, _POLICY_DENIED, "@default", MESSAGES["@default"])
+            return rulings[best.rule.index]
+        if best is None and (audit is None or self._compiled.default is not _ALLOW):
+            return rulings[None]  # ``@default``'s
         if audit is not None:
-            return _ruling(_AUDIT, None, audit.rule.id, audit.rule.message)
-        if best is not None:
-            return _ruling(_ALLOW, None, best.rule.id, best.rule.message)
-        return _ruling(_ALLOW, None, "@default", None)
+            return rulings[audit.rule.index]
+        return rulings[best.rule.index if best is not None else None]
 
     # -- trail values -------------------------------------------------------------------------
 
