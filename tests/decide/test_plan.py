@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -129,3 +130,94 @@ def test_warm_caches_decide_like_cold_ones(
         for decision in (grouped.decide(request), single.decide(request)):
             assert decision.why_trail == fresh.why_trail
             assert decision.matched_rule == fresh.matched_rule
+
+
+grouped_conditions = st.one_of(
+    st.builds(lambda n: {"glob": f"**/{n}"}, names),
+    st.builds(lambda d: {"glob": f"{d}/**"}, dirs),
+    st.builds(lambda d, n: {"glob": f"{d}/{n}"}, dirs, names),
+    st.builds(lambda d: {"prefix": f"{d}/"}, dirs),
+    st.builds(lambda vs: {"in": vs}, st.lists(names, min_size=1, max_size=3)),
+    st.builds(lambda a, b: {"glob": [f"**/{a}", f"{b}/**"]}, names, dirs),
+    st.builds(lambda n: {"regex": re.escape(n)}, names),
+)
+
+
+@st.composite
+def lone_rules(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Rules that group on ``args.path`` (mostly one group a tool: one class for all of them,
+    now and then a rule that is checked one by one), every effect, some with a message."""
+    field_class = draw(st.sampled_from([None, "path", "shown"]))
+    conditions = grouped_conditions
+    if draw(st.integers(0, 3)) == 0:  # a plan with a rule checked one by one beside the group
+        conditions |= st.just({"regex": ["^/etc", "x$"]})
+    rules = []
+    for _ in range(draw(st.integers(1, 8))):
+        condition = draw(conditions)
+        if field_class is not None:
+            condition = {**condition, "class": field_class}
+        rule: dict[str, Any] = {
+            "effect": draw(
+                st.sampled_from(["allow", "audit", "deny", "block", "require-approval"])
+            ),
+            "when": {
+                "tool": draw(st.sampled_from(["fs.write", "fs.read"])),
+                "args.path": condition,
+            },
+        }
+        if draw(st.booleans()):
+            rule["message"] = "said so"
+        rules.append(rule)
+    return rules
+
+
+def lone_and_general(raw: list[dict[str, Any]]) -> tuple[DecisionPoint, DecisionPoint]:
+    """The pack's decision point, and one whose plans never take the one-group path (every
+    plan's ``lone`` left out, so its group's hits are built and ranked as for any plan)."""
+    numbered = [{"id": f"r{i}", **rule} for i, rule in enumerate(raw)]
+    data = {
+        "policy": "p",
+        "version": "1",
+        "default": "deny",
+        "field_classes": {"path": {"kind": "path"}, "shown": {"reveal": True}},
+        "rules": numbered,
+    }
+    slow_machine = 10_000.0  # ms: no decision here may fail closed for want of time
+    lone = DecisionPoint(Pack.from_mapping(data), KEYRING, deadline_ms=slow_machine)
+    original = compile_module.make_plan
+    compile_module.make_plan = lambda rules: replace(original(rules), lone=None)
+    try:
+        general = DecisionPoint(Pack.from_mapping(data), KEYRING, deadline_ms=slow_machine)
+        for tool in ("fs.write", "fs.read"):  # plans are made on first use: make them now
+            general.pack.compiled.rules.for_tool(tool)
+    finally:
+        compile_module.make_plan = original
+    return lone, general
+
+
+def _comparable(decision: Any) -> dict[str, Any]:
+    """A decision's record without what differs by the clock and chance alone."""
+    record: dict[str, Any] = decision.to_dict()
+    del record["decision_id"], record["decided_at"]
+    approval = record.get("approval")
+    if approval is not None:
+        record["approval"] = {
+            k: v for k, v in approval.items() if k not in ("request_id", "expires_at", "seal")
+        }
+    return record
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    lone_rules(), st.lists(st.tuples(st.sampled_from(["fs.write", "fs.read"]), paths), max_size=8)
+)
+def test_a_one_group_plan_decides_as_the_general_path(
+    raw: list[dict[str, Any]], calls: list[tuple[str, Any]]
+) -> None:
+    """``DecisionPoint._lone_rules`` (a speed twin: a tool whose rules all group on one string
+    field, its rules picked by position) gives whole decisions equal to the general path's,
+    repeats included (warm step caches)."""
+    lone, general = lone_and_general(raw)
+    for tool, path in calls + calls:
+        request = {"tool": tool, "args": {"path": path}, "caller": {"agent": "a", "session": "s"}}
+        assert _comparable(lone.decide(request)) == _comparable(general.decide(request))

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import refusalkit.decide
-from refusalkit._internal.records import make_decision, make_step
+from refusalkit._internal.records import make_decision, make_step, make_subject
 from refusalkit.model import (
     Action,
     Decision,
@@ -106,3 +110,58 @@ def test_the_deprecated_builder_refuses_an_older_version_than_the_codes() -> Non
     with pytest.raises(ValueError, match="version 2 reason code"):
         builder(*fields, 1)
     assert builder(*fields).reason_codes_version == 2
+
+
+texts = st.none() | st.text(max_size=8)
+
+
+@given(
+    st.text(min_size=1, max_size=8),
+    st.sampled_from(["allow", "deny", "block", "audit", "require-approval"]),
+    st.booleans(),
+    st.booleans(),
+    st.tuples(texts, texts, texts, texts, texts),
+    st.booleans(),
+)
+def test_records_filled_as_open_twins_are_the_records_themselves(
+    rule: str,
+    effect: str,
+    matched: bool,
+    decisive: bool,
+    named: tuple[str | None, ...],
+    missing: bool,
+) -> None:
+    """``make_step``, ``make_decision`` and ``make_subject`` (a speed twin: each fills an open
+    class of the record's slots, then gives it the record's class) give records of exactly the
+    record's class, equal to the constructor's in every field, with the same hash, frozen."""
+    field, field_class, value, test, detail = named
+    step = make_step(
+        rule,
+        effect,
+        matched=matched,
+        decisive=decisive,
+        field=field,
+        field_class=field_class,
+        value=value,
+        test=test,
+        missing=missing,
+        detail=detail,
+    )
+    expected = WhyStep(rule, effect, matched, decisive, field, field_class, value, test, missing,
+                       detail)  # fmt: skip
+    subject = make_subject(field, value)
+    assert type(subject) is Subject
+    assert subject == Subject(field, value)
+    fields = (
+        rule, Action.DENY, ReasonCode.POLICY_DENIED, effect, detail, (step,), *REFS[:2], subject,
+        "hmac-sha256:k1:00", "2026-01-01T00:00:00.000Z",
+    )  # fmt: skip
+    built = make_decision(*fields)
+    for made, reference in ((step, expected), (built, Decision(*fields))):
+        assert type(made) is type(reference)
+        assert dataclasses.astuple(made) == dataclasses.astuple(reference)
+        assert made == reference
+        assert hash(made) == hash(reference)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(made, dataclasses.fields(made)[0].name, "x")
+    assert Decision.from_dict(built.to_dict()) == built

@@ -8,6 +8,8 @@ import threading
 import uuid
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from refusalkit._internal import stamps as _stamps
 from refusalkit._internal.stamps import stamp
@@ -22,6 +24,29 @@ def test_stamp_gives_a_uuid7_and_the_time_of_the_same_millisecond() -> None:
         ms = parsed.int >> 80
         moment = dt.datetime.fromtimestamp(ms / 1000, dt.UTC)
         assert decided_at == format_timestamp(moment)
+
+
+def _reference_tails(read: bytes) -> list[str]:
+    """The tails of one read, laid out one by one: 19 of each 20 hex digits, the fourth giving
+    the variant character ``89ab`` by its low two bits (RFC 9562 §4.1)."""
+    h = read.hex()
+    return [
+        f"7{h[i : i + 3]}-{'89ab'[int(h[i + 3], 16) % 4]}{h[i + 4 : i + 7]}-{h[i + 7 : i + 19]}"
+        for i in range(0, len(h), 20)
+    ]
+
+
+@settings(max_examples=50)
+@given(st.binary(min_size=10 * _stamps._BATCH, max_size=10 * _stamps._BATCH))
+def test_the_pool_is_filled_as_each_tail_laid_out_alone(read: bytes) -> None:
+    """``_tails`` (a speed twin: one strided copy per character position) against the tails
+    laid out one by one from the same random read."""
+    real = os.urandom
+    try:
+        os.urandom = lambda size: read if size == len(read) else real(size)
+        assert _stamps._tails() == _reference_tails(read)
+    finally:
+        os.urandom = real
 
 
 class _EmptiedByOthers(list[str]):

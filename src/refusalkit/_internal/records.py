@@ -2,11 +2,14 @@
 
 The model's records are frozen dataclasses whose ``__init__`` sets each field through
 ``object.__setattr__`` and then validates. The built-in engine and the engine adapters fill the
-slots directly through their descriptors instead: the result is an ordinary
-``Decision``/``WhyStep``, equal to one built by ``__init__`` (``tests/decide/test_records.py``
-checks this). ``make_decision`` still holds a Decision's invariants: it refuses a refusal without
-a reason code and an allow with one, and it derives ``reason_codes_version`` from the code
-(``ReasonCode.since``), so no caller can pass a wrong one.
+slots directly instead: a ``Decision``, ``WhyStep`` or ``Subject`` is made as an instance of an
+open twin class with the same slots (``_open_twin``), filled by plain attribute stores, and then
+given the record's class by ``__class__`` assignment, which Python allows only between classes
+of one layout. The result is an ordinary record, equal to one built by ``__init__``
+(``tests/decide/test_records.py`` checks this). ``make_decision`` still holds a Decision's
+invariants: it refuses a refusal without a reason code and an allow with one, and it derives
+``reason_codes_version`` from the code (``ReasonCode.since``), so no caller can pass a wrong
+one.
 """
 
 from __future__ import annotations
@@ -50,28 +53,42 @@ def _setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any], No
     return tuple(vars(cls)[name].__set__ for name in names)
 
 
-(_s_rule, _s_effect, _s_matched, _s_decisive, _s_field, _s_class, _s_value, _s_test,
- _s_missing, _s_detail) = _setters(WhyStep, (
+# the fields each builder below sets, by name: a model change fails here, at import
+_setters(WhyStep, (
     "rule", "effect", "matched", "decisive", "field", "field_class", "value", "test", "missing",
     "detail",
 ))  # fmt: skip
-
-(_d_id, _d_action, _d_code, _d_rule, _d_message, _d_trail, _d_policy, _d_engine, _d_subject,
- _d_digest, _d_at, _d_version, _d_schema, _d_approval, _d_bound) = _setters(Decision, (
+_d_bound = _setters(Decision, (
     "decision_id", "action", "reason_code", "matched_rule", "message", "why_trail", "policy",
     "engine", "subject", "request_digest", "decided_at", "reason_codes_version", "schema",
     "approval", "client_request_id",
-))  # fmt: skip
+))[-1]  # fmt: skip
 
 
-_sub_agent, _sub_session = _setters(Subject, ("agent", "session"))
+def _open_twin(cls: type) -> type:
+    """A class with ``cls``'s slots and nothing else (Python lays slots out by name), so that
+    an instance, filled by plain attribute stores (the interpreter's fastest way to set a slot,
+    where a descriptor's ``__set__`` is a call), can become a ``cls`` by ``__class__``
+    assignment. Python refuses that assignment between classes whose layouts differ; it is
+    tried once here, so a model change that breaks it fails at import, not in a decision."""
+    if cls.__bases__ != (object,):  # pragma: no cover (the model changed: update here)
+        raise RuntimeError(f"{cls.__name__} has bases {cls.__bases__}, expected only object")
+    twin = type(f"_Open{cls.__name__}", (), {"__slots__": vars(cls)["__slots__"]})
+    probe = twin()
+    probe.__class__ = cls
+    return twin
+
+
+_OpenStep, _OpenDecision, _OpenSubject = (_open_twin(c) for c in (WhyStep, Decision, Subject))
+_setters(Subject, ("agent", "session"))
 
 
 def make_subject(agent: str | None, session: str | None) -> Subject:
     """A ``Subject`` (same result as ``Subject(agent, session)``)."""
-    subject: Any = _new(Subject)
-    _sub_agent(subject, agent)
-    _sub_session(subject, session)
+    subject: Any = _OpenSubject()
+    subject.agent = agent
+    subject.session = session
+    subject.__class__ = Subject
     return subject  # type: ignore[no-any-return]
 
 
@@ -90,17 +107,18 @@ def make_step(
 ) -> WhyStep:
     """A ``WhyStep`` with the given fields (same result as ``WhyStep(...)``); every field after
     ``effect`` is named, so no bare boolean is passed by position."""
-    step: Any = _new(WhyStep)
-    _s_rule(step, rule)
-    _s_effect(step, effect)
-    _s_matched(step, matched)
-    _s_decisive(step, decisive)
-    _s_field(step, field)
-    _s_class(step, field_class)
-    _s_value(step, value)
-    _s_test(step, test)
-    _s_missing(step, missing)
-    _s_detail(step, detail)
+    step: Any = _OpenStep()
+    step.rule = rule
+    step.effect = effect
+    step.matched = matched
+    step.decisive = decisive
+    step.field = field
+    step.field_class = field_class
+    step.value = value
+    step.test = test
+    step.missing = missing
+    step.detail = detail
+    step.__class__ = WhyStep
     return step  # type: ignore[no-any-return]
 
 
@@ -122,22 +140,23 @@ def make_decision(  # noqa: PLR0917 (mirrors Decision's positional fields)
     from the code); ``ValueError`` for a refusal without a code or an allow with one."""
     if _REFUSES[action] is (reason_code is None):
         raise ValueError(f"a {action} decision with reason code {reason_code} is not valid")
-    out: Any = _new(Decision)
-    _d_id(out, decision_id)
-    _d_action(out, action)
-    _d_code(out, reason_code)
-    _d_rule(out, matched_rule)
-    _d_message(out, message)
-    _d_trail(out, why_trail)
-    _d_policy(out, policy)
-    _d_engine(out, engine)
-    _d_subject(out, subject)
-    _d_digest(out, request_digest)
-    _d_at(out, decided_at)
-    _d_version(out, _VERSION[reason_code])
-    _d_schema(out, DECISION_SCHEMA)
-    _d_approval(out, approval)
-    _d_bound(out, None)
+    out: Any = _OpenDecision()
+    out.decision_id = decision_id
+    out.action = action
+    out.reason_code = reason_code
+    out.matched_rule = matched_rule
+    out.message = message
+    out.why_trail = why_trail
+    out.policy = policy
+    out.engine = engine
+    out.subject = subject
+    out.request_digest = request_digest
+    out.decided_at = decided_at
+    out.reason_codes_version = _VERSION[reason_code]
+    out.schema = DECISION_SCHEMA
+    out.approval = approval
+    out.client_request_id = None
+    out.__class__ = Decision
     return out  # type: ignore[no-any-return]
 
 
@@ -192,9 +211,16 @@ class Subjects:
     def get(self, agent: Any, session: Any) -> Subject:
         """The subject of these ids (as the caller sent them: any JSON value)."""
         key = (agent if type(agent) is str else None, session if type(session) is str else None)
-        subject = self._cache.get(key)
-        if subject is None:
-            subject = self._cache.put(key, make_subject(_encodable(key[0]), _encodable(key[1])))
+        cache = self._cache
+        subject = cache.get(key)
+        if subject is None:  # a new pair (a new session, say): made, then remembered
+            agent, session = key
+            if not (agent is None or agent.isascii()) or not (session is None or session.isascii()):
+                agent, session = _encodable(agent), _encodable(session)  # ASCII always encodes
+            subject = make_subject(agent, session)
+            if len(cache) >= _SUBJECT_LIMIT:  # ``BoundedCache.put``, inline
+                cache.clear()
+            cache[key] = subject
         return subject
 
 

@@ -223,7 +223,9 @@ class Plan:
 
     ``template`` holds, per rule, the step it gets when it does not match (a false rule never
     decides, so that step is fixed); ``false_steps`` has the same per condition, for the rules
-    evaluated one by one (``generic``).
+    evaluated one by one (``generic``). ``lone`` is the group when it holds every rule (no
+    rule is checked one by one), so the engine can decide a string value by the group's
+    positions alone (``DecisionPoint._lone_rules``).
     """
 
     rules: tuple[ToolRule, ...]
@@ -231,6 +233,7 @@ class Plan:
     groups: tuple[FieldGroup, ...]
     template: tuple[WhyStep | None, ...]
     false_steps: Mapping[CondSpec, WhyStep]
+    lone: FieldGroup | None = None
 
 
 def false_step(rule: CompiledRule, spec: CondSpec) -> WhyStep:
@@ -289,7 +292,9 @@ def make_plan(rules: tuple[ToolRule, ...]) -> Plan:
         group = groups.setdefault((spec.parts, parse), FieldGroup(spec.parts, parse))
         group.add(position, spec, spec.cond.index)
         template.append(false_steps[spec])
-    return Plan(rules, tuple(generic), tuple(groups.values()), tuple(template), false_steps)
+    found = tuple(groups.values())
+    lone = found[0] if len(found) == 1 and not generic else None
+    return Plan(rules, tuple(generic), found, tuple(template), false_steps, lone)
 
 
 _EMPTY_PLAN = Plan((), (), (), (), {})

@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 from jsonschema.exceptions import best_match
 from rfc8785 import IntegerDomainError
@@ -49,6 +49,7 @@ from refusalkit.decide._compile import (
     CompiledFilter,
     CompiledRule,
     CondSpec,
+    FieldGroup,
     Plan,
     ToolRule,
 )
@@ -277,15 +278,19 @@ def _eval_rule(
     return FALSE, false
 
 
+def _group_value(request: Mapping[str, Any], group: FieldGroup) -> Any:
+    """The value a group's rules test: the field, read by the group's kind if it has one."""
+    value = _lookup(request, group.parts)
+    parse = group.parse
+    return value if parse is None else parse(value)
+
+
 def _grouped_hits(request: Mapping[str, Any], plan: Plan) -> list[Hit]:
     """Rules decided by lookups: the true ones; unknown ones for a non-string."""
     hits: list[Hit] = []
     add = hits.append  # plain loops: a generator per group costs a frame and a resume per hit
     for group in plan.groups:
-        value = _lookup(request, group.parts)
-        parse = group.parse
-        if parse is not None:
-            value = parse(value)
+        value = _group_value(request, group)
         specs = group.specs
         if type(value) is str:
             for p in group.match(value):
@@ -432,6 +437,7 @@ class DecisionPoint:
         "_limiter",
         "_policy",
         "_redactor",
+        "_rulings",
         "_steps",
         "_subjects",
         "_tokens",
@@ -463,6 +469,7 @@ class DecisionPoint:
         self._steps: BoundedCache[Any, WhyStep] = BoundedCache(_CACHE_LIMIT)
         self._last_token = ("", "", "")
         self._walks = _walks_in(compiled)
+        self._rulings = self._rule_rulings()
         effect = compiled.default.value
         self._default_steps = tuple(
             make_step("@default", effect, matched=True, decisive=decisive, test="no rule matched")
@@ -771,16 +778,28 @@ class DecisionPoint:
         plan = self._compiled.rules.for_tool(tool)
         if not plan.rules:  # no rule can apply to this tool (an unknown tool, say)
             steps.append(self._default_steps[True])
-            return self._outcome(None, None)
-        trail = list(plan.template)
+            return self._rulings[None]
+        lone = plan.lone
+        if lone is not None:
+            value = _group_value(request, lone)
+            if type(value) is str:
+                return self._lone_rules(plan, lone, value, steps)
+        return self._general_rules(request, tool, plan, steps)
+
+    def _general_rules(
+        self, request: Mapping[str, Any], tool: str, plan: Plan, steps: list[WhyStep]
+    ) -> Ruling:
+        """The rules of any plan: the grouped rules' hits and the others checked one by one,
+        ranked by position; the most severe matched rule decides, as ``_outcome`` says."""
+        trail: list[Any] = list(plan.template)  # every None is filled before use
         hits = _grouped_hits(request, plan) if plan.groups else []
         rules = plan.rules
         if plan.generic:
             _generic_hits(request, tool, plan, trail, hits)
         if not hits:  # no rule matched: every step is a fixed false one, and @default decides
-            steps.extend(cast("list[WhyStep]", trail))
+            steps.extend(trail)
             steps.append(self._default_steps[True])
-            return self._outcome(None, None)
+            return self._rulings[None]
         if len(hits) > 1:
             hits.sort()  # positions are distinct, so only they are compared
         best: ToolRule | None = None
@@ -809,29 +828,87 @@ class DecisionPoint:
             trail[position] = self._step(
                 spec.id, spec.effect, matched, spec.id == decisive, observation
             )
-        steps.extend(cast("list[WhyStep]", trail))  # every position is filled by now
+        steps.extend(trail)  # every position is filled by now
         if best is None:
             steps.append(self._default_steps[decisive == "@default"])
         return outcome
 
+    def _lone_rules(
+        self, plan: Plan, group: FieldGroup, value: str, steps: list[WhyStep]
+    ) -> Ruling:
+        """The rules of a plan that is one group, on the group's string value (a speed twin of
+        the general path in ``_rules``, pinned by tests/decide/test_plan.py): every rule the
+        group finds is true, so it matched, and the rest keep their fixed false steps; the
+        rules are picked by position, with no hit built."""
+        found = group.match(value)
+        template: tuple[Any, ...] = plan.template  # a group's rules all have fixed false steps
+        if not found:  # no rule matched: every step is a fixed false one, and @default decides
+            steps.extend(template)
+            steps.append(self._default_steps[True])
+            return self._rulings[None]
+        positions = sorted(found) if len(found) > 1 else found
+        rules = plan.rules
+        best: ToolRule | None = None
+        audit: ToolRule | None = None
+        for position in positions:
+            rule = rules[position]
+            severity = rule.rule.severity
+            if severity is _SEV_AUDIT:
+                if audit is None:
+                    audit = rule
+            elif best is None or severity > best.rule.severity:
+                best = rule
+        outcome = self._outcome(best, audit)
+        decisive = outcome.rule
+        start = len(steps)  # the rules' steps, in file order, follow the stages'
+        steps.extend(template)
+        specs = group.specs
+        for position in positions:
+            spec = rules[position].rule
+            rule_id = spec.id
+            steps[start + position] = self._string_step(
+                rule_id, spec.effect, specs[position], TRUE, value,
+                matched=True, decisive=rule_id == decisive,
+            )  # fmt: skip
+        if best is None:
+            steps.append(self._default_steps[decisive == "@default"])
+        return outcome
+
+    def _rule_rulings(self) -> dict[int | None, Ruling]:
+        """Each rule's ruling when it decides, by its index, and ``@default``'s under None: a
+        refusal for ``require-approval``, ``deny`` and ``block``, else ``audit`` or ``allow``
+        with the rule's message."""
+        rulings: dict[int | None, Ruling] = {}
+        for rule in self._compiled.rules.rules:
+            severity = rule.severity
+            if severity is _SEV_APPROVAL:
+                message = rule.message or MESSAGES["approval"]
+                made = _ruling(_DENY, _APPROVAL_REQUIRED, rule.id, message)
+            elif severity > _SEV_APPROVAL:
+                action = _BLOCK if severity is _SEV_BLOCK else _DENY
+                made = _ruling(action, _POLICY_DENIED, rule.id, rule.message or MESSAGES["rule"])
+            else:
+                made = _ruling(_AUDIT if severity is _SEV_AUDIT else _ALLOW, None, rule.id,
+                               rule.message)  # fmt: skip
+            rulings[rule.index] = made
+        if self._compiled.default is not _ALLOW:
+            rulings[None] = _ruling(_DENY, _POLICY_DENIED, "@default", MESSAGES["@default"])
+        else:
+            rulings[None] = _ruling(_ALLOW, None, "@default", None)
+        return rulings
+
     def _outcome(self, best: ToolRule | None, audit: ToolRule | None) -> Ruling:
         """The ruling from the most severe matched rule (first in file order) and the first
-        matched audit rule: a refusal, else ``@default`` deny, else audit, else allow."""
+        matched audit rule: a refusal, else ``@default`` deny, else audit, else allow. Each is
+        made once, when the decision point is (``_rulings``)."""
+        rulings = self._rulings
         if best is not None and best.rule.severity >= _SEV_APPROVAL:
-            rule = best.rule
-            if rule.severity is _SEV_APPROVAL:
-                message = rule.message or MESSAGES["approval"]
-                return _ruling(_DENY, _APPROVAL_REQUIRED, rule.id, message)
-            action = _BLOCK if rule.severity is _SEV_BLOCK else _DENY
-            message = rule.message or MESSAGES["rule"]
-            return _ruling(action, _POLICY_DENIED, rule.id, message)
-        if best is None and self._compiled.default is not _ALLOW:
-            return _ruling(_DENY, _POLICY_DENIED, "@default", MESSAGES["@default"])
+            return rulings[best.rule.index]
+        if best is None and (audit is None or self._compiled.default is not _ALLOW):
+            return rulings[None]  # ``@default``'s
         if audit is not None:
-            return _ruling(_AUDIT, None, audit.rule.id, audit.rule.message)
-        if best is not None:
-            return _ruling(_ALLOW, None, best.rule.id, best.rule.message)
-        return _ruling(_ALLOW, None, "@default", None)
+            return rulings[audit.rule.index]
+        return rulings[best.rule.index if best is not None else None]
 
     # -- trail values -------------------------------------------------------------------------
 
@@ -849,27 +926,10 @@ class DecisionPoint:
         if observation.outcomes is not None:
             return self._elements_step(rule, effect, matched, decisive, observation)
         spec, value, outcome = observation.spec, observation.value, observation.outcome
-        if type(value) is str:  # keyed by the value itself: a repeat needs no HMAC at all
-            key = (spec, outcome, matched, decisive, value)
-            cache = self._steps
-            step = cache.get(key)
-            if step is None:
-                text = value if spec.reveal else self._value_token(spec.field_class, value)
-                cond = spec.cond
-                test = cond.describe(outcome, value)
-                step = make_step(
-                    rule,
-                    effect,
-                    matched=matched,
-                    decisive=decisive,
-                    field=spec.path,
-                    field_class=spec.field_class,
-                    value=text,
-                    test=test,
-                    missing=outcome is UNKNOWN,
-                )
-                cache.put(key, step)
-            return step
+        if type(value) is str:
+            return self._string_step(
+                rule, effect, spec, outcome, value, matched=matched, decisive=decisive
+            )
         missing = value is _MISSING
         shown = self._shown(spec, value)
         key = (spec, outcome, matched, decisive, shown, missing)
@@ -887,6 +947,40 @@ class DecisionPoint:
                 missing=missing or outcome is UNKNOWN,
             )
             self._remember(key, step)
+        return step
+
+    def _string_step(
+        self,
+        rule: str,
+        effect: str,
+        spec: CondSpec,
+        outcome: Tri,
+        value: str,
+        *,
+        matched: bool,
+        decisive: bool,
+    ) -> WhyStep:
+        """The step of a condition on a string value, keyed by the value itself: a repeat
+        needs no HMAC at all."""
+        key = (spec, outcome, matched, decisive, value)
+        cache = self._steps
+        step = cache.get(key)
+        if step is None:
+            text = value if spec.reveal else self._value_token(spec.field_class, value)
+            step = make_step(
+                rule,
+                effect,
+                matched=matched,
+                decisive=decisive,
+                field=spec.path,
+                field_class=spec.field_class,
+                value=text,
+                test=spec.cond.describe(outcome, value),
+                missing=outcome is UNKNOWN,
+            )
+            if len(cache) >= _CACHE_LIMIT:  # ``BoundedCache.put``, inline (a miss per new value)
+                cache.clear()
+            cache[key] = step
         return step
 
     def _elements_step(
