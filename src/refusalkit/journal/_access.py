@@ -143,10 +143,16 @@ class _Lane:
     async def open(
         self, store: str, keyring: Keyring, origin: str | None, signer_state: Path | None
     ) -> None:
+        """Open the journal on the lane's thread; when that fails, the thread ends (nothing can
+        ever be queued on a lane with no journal, and its thread holds the lane alive)."""
         self._start()
-        self.journal = await self._call(
-            lambda: open_journal(store, keyring, origin=origin, signer_state=signer_state)
-        )
+        try:
+            self.journal = await self._call(
+                lambda: open_journal(store, keyring, origin=origin, signer_state=signer_state)
+            )
+        except BaseException:
+            self._stop()
+            raise
 
     async def close(self) -> None:
         """Close the journal on the lane's thread, then end the thread (also when the close
@@ -156,11 +162,15 @@ class _Lane:
             if journal is not None:
                 await self._call(journal.close)
         finally:
-            with self._ready:
-                self._stopping = True
-                self._ready.notify()
+            self._stop()
             if self._thread is not None:
                 self._thread.join()
+
+    def _stop(self) -> None:
+        """Let the lane's thread end once the jobs queued before are done; none is taken after."""
+        with self._ready:
+            self._stopping = True
+            self._ready.notify()
 
 
 def _deliver(
