@@ -115,3 +115,54 @@ def test_close_answers_the_appends_in_flight(tmp_path: Path) -> None:
 
     indices = sorted(i for got in asyncio.run(run()) for i in got)
     assert indices == list(range(25))
+
+
+class _Stop(BaseException):
+    """A ``BaseException`` that is neither an ``Exception`` nor an interpreter signal."""
+
+
+def test_a_job_raising_base_exception_reaches_its_caller_only(tmp_path: Path) -> None:
+    """A job that raises a ``BaseException`` hands it to its own caller; the lane's thread goes
+    on running the next jobs, appends included, and closes without waiting."""
+    ring = Keyring.generate()
+    access = JournalAccess(str(tmp_path / "journal.db"), ring, origin=None, max_group=8)
+
+    def stop(_journal: object) -> None:
+        raise _Stop
+
+    async def run() -> None:
+        await access.open()
+        for fn in (access.read, access.write):
+            with pytest.raises(_Stop):
+                await asyncio.wait_for(fn(stop), timeout=5)
+        assert await asyncio.wait_for(access.append(_entry(0)), timeout=5) == [0]
+        assert await access.read(lambda journal: journal.size()) == 1
+        await asyncio.wait_for(access.close(), timeout=5)
+
+    asyncio.run(run())
+
+
+def test_a_caller_that_stops_waiting_skips_its_job(tmp_path: Path) -> None:
+    """A read cancelled while an earlier job holds the lane never runs; the lane answers the
+    jobs after it and closes."""
+    ring = Keyring.generate()
+    access = JournalAccess(str(tmp_path / "journal.db"), ring, origin=None, max_group=8)
+    release, ran = threading.Event(), list[object]()
+
+    def hold(_journal: object) -> None:
+        release.wait(5)
+
+    async def run() -> None:
+        await access.open()
+        holding = asyncio.ensure_future(access.read(hold))
+        skipped = asyncio.ensure_future(access.read(ran.append))
+        await asyncio.sleep(0.05)
+        skipped.cancel()
+        await asyncio.sleep(0)
+        release.set()
+        await holding
+        assert await asyncio.wait_for(access.append(_entry(0)), timeout=5) == [0]
+        await asyncio.wait_for(access.close(), timeout=5)
+
+    asyncio.run(run())
+    assert ran == []
