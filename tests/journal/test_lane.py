@@ -12,7 +12,7 @@ import pytest
 
 from refusalkit.enforce._group import GroupJournal
 from refusalkit.errors import StoreError
-from refusalkit.journal import Entry, JournalAccess
+from refusalkit.journal import Entry, Journal, JournalAccess
 from refusalkit.journal._records import index_fields
 from refusalkit.keyring import Keyring
 from refusalkit.model import canonical_json
@@ -166,3 +166,35 @@ def test_a_caller_that_stops_waiting_skips_its_job(tmp_path: Path) -> None:
 
     asyncio.run(run())
     assert ran == []
+
+
+def test_an_open_failing_after_the_writer_opened_closes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step of ``JournalAccess.open`` after the writer's journal is open fails (here bounding
+    its lock wait): the journal opened is closed and its thread ends, since no caller closes an
+    access whose open failed."""
+    closed: list[object] = []
+    original_close = Journal.close
+
+    def refuse(_journal: Journal, _seconds: float) -> None:
+        raise StoreError("cannot bound the lock wait")
+
+    def close(journal: Journal) -> None:
+        closed.append(journal)
+        original_close(journal)
+
+    monkeypatch.setattr(Journal, "bound_lock_wait", refuse)
+    monkeypatch.setattr(Journal, "close", close)
+    before = _journal_threads()
+    access = JournalAccess(
+        str(tmp_path / "journal.db"), Keyring.generate(), origin=None, max_group=8, lock_wait_s=1
+    )
+
+    async def attempt() -> None:
+        with pytest.raises(StoreError, match="lock wait"):
+            await access.open()
+
+    asyncio.run(attempt())
+    assert len(closed) == 1
+    assert _wait_for_no_journal_threads(before) == []

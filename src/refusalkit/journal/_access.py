@@ -225,14 +225,22 @@ class JournalAccess:
         self.size_seen = 0
 
     async def open(self) -> None:
-        """Open both connections (creates the store when missing)."""
+        """Open both connections (creates the store when missing). When a step after the
+        writer's open fails, what was opened is closed again: no caller closes an access whose
+        open failed, and a lane's thread holds its journal alive."""
         await self._writer.open(self.store, self._keyring, self._origin, self._signer_state)
-        if self._lock_wait_s is not None:
-            wait_s = self._lock_wait_s
-            await self._writer.run(lambda journal: journal.bound_lock_wait(wait_s))
-        self._turn = writer_turn(self.store, is_postgres=_is_postgres(self.store))
-        if self._reader is not self._writer:
-            await self._reader.open(self.store, self._keyring, self._origin, self._signer_state)
+        try:
+            if self._lock_wait_s is not None:
+                wait_s = self._lock_wait_s
+                await self._writer.run(lambda journal: journal.bound_lock_wait(wait_s))
+            self._turn = writer_turn(self.store, is_postgres=_is_postgres(self.store))
+            if self._reader is not self._writer:
+                await self._reader.open(self.store, self._keyring, self._origin, self._signer_state)
+        except BaseException:
+            await self._writer.close()
+            if isinstance(self._turn, WriterTurn):
+                self._turn.close()
+            raise
 
     async def close(self) -> None:
         """Close both connections; waits for appends in flight, staged ones included (a loop
