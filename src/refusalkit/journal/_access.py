@@ -143,10 +143,16 @@ class _Lane:
     async def open(
         self, store: str, keyring: Keyring, origin: str | None, signer_state: Path | None
     ) -> None:
+        """Open the journal on the lane's thread; when that fails, the thread ends (nothing can
+        ever be queued on a lane with no journal, and its thread holds the lane alive)."""
         self._start()
-        self.journal = await self._call(
-            lambda: open_journal(store, keyring, origin=origin, signer_state=signer_state)
-        )
+        try:
+            self.journal = await self._call(
+                lambda: open_journal(store, keyring, origin=origin, signer_state=signer_state)
+            )
+        except BaseException:
+            self._stop()
+            raise
 
     async def close(self) -> None:
         """Close the journal on the lane's thread, then end the thread (also when the close
@@ -156,11 +162,15 @@ class _Lane:
             if journal is not None:
                 await self._call(journal.close)
         finally:
-            with self._ready:
-                self._stopping = True
-                self._ready.notify()
+            self._stop()
             if self._thread is not None:
                 self._thread.join()
+
+    def _stop(self) -> None:
+        """Let the lane's thread end once the jobs queued before are done; none is taken after."""
+        with self._ready:
+            self._stopping = True
+            self._ready.notify()
 
 
 def _deliver(
@@ -215,14 +225,22 @@ class JournalAccess:
         self.size_seen = 0
 
     async def open(self) -> None:
-        """Open both connections (creates the store when missing)."""
+        """Open both connections (creates the store when missing). When a step after the
+        writer's open fails, what was opened is closed again: no caller closes an access whose
+        open failed, and a lane's thread holds its journal alive."""
         await self._writer.open(self.store, self._keyring, self._origin, self._signer_state)
-        if self._lock_wait_s is not None:
-            wait_s = self._lock_wait_s
-            await self._writer.run(lambda journal: journal.bound_lock_wait(wait_s))
-        self._turn = writer_turn(self.store, is_postgres=_is_postgres(self.store))
-        if self._reader is not self._writer:
-            await self._reader.open(self.store, self._keyring, self._origin, self._signer_state)
+        try:
+            if self._lock_wait_s is not None:
+                wait_s = self._lock_wait_s
+                await self._writer.run(lambda journal: journal.bound_lock_wait(wait_s))
+            self._turn = writer_turn(self.store, is_postgres=_is_postgres(self.store))
+            if self._reader is not self._writer:
+                await self._reader.open(self.store, self._keyring, self._origin, self._signer_state)
+        except BaseException:
+            await self._writer.close()
+            if isinstance(self._turn, WriterTurn):
+                self._turn.close()
+            raise
 
     async def close(self) -> None:
         """Close both connections; waits for appends in flight, staged ones included (a loop
