@@ -198,3 +198,28 @@ def test_an_open_failing_after_the_writer_opened_closes_it(
     asyncio.run(attempt())
     assert len(closed) == 1
     assert _wait_for_no_journal_threads(before) == []
+
+
+def test_a_failing_housekeeping_leaves_the_writer_going(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Housekeeping between groups (``Journal.maintain``) that fails with any error, not only a
+    ``StoreError``, is logged and the writer goes on: the appends after it are committed at
+    once, not left to wait out their bound and fail (fault injected: the real store never
+    raises anything else today, but the writer must not depend on that)."""
+    ring = Keyring.generate()
+    access = JournalAccess(str(tmp_path / "journal.db"), ring, origin=None, max_group=8)
+
+    def broken(_journal: Journal) -> bool:
+        raise RuntimeError("housekeeping broke")
+
+    monkeypatch.setattr(Journal, "maintain", broken)
+
+    async def run() -> list[list[int]]:
+        await access.open()
+        got = [await asyncio.wait_for(access.append(_entry(n)), timeout=5) for n in range(3)]
+        got.append(access.append_leading(_entry(3), timeout=5))
+        await asyncio.wait_for(access.close(), timeout=5)
+        return got
+
+    assert asyncio.run(run()) == [[0], [1], [2], [3]]

@@ -31,18 +31,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from refusalkit.errors import StoreError
 from refusalkit.journal._journal import Journal, open_journal
 from refusalkit.journal._turn import WriterTurn, writer_turn
 from refusalkit.keyring import Keyring
 
 __all__ = ["Entry", "Handoff", "JournalAccess"]
+
+log = logging.getLogger("refusalkit.journal")
 
 _LEAD: list[int] = []
 """The outcome that promotes a waiting thread caller to leader (``append_leading``): compared by
@@ -382,8 +384,7 @@ class JournalAccess:
                     break
                 with self._using:
                     indices = self._commit(journal, group)
-                    with contextlib.suppress(Exception):  # the WAL only grows longer
-                        journal.maintain()
+                    self._maintain(journal)
                 self._led = sum(type(waiter) is Handoff for _, waiter in group)
                 if isinstance(indices, Exception):
                     _answer([(waiter, indices) for _, waiter in group])
@@ -486,11 +487,19 @@ class JournalAccess:
                 _answer([(waiter, indices) for _, waiter in group])
             else:
                 self._settle(group, indices)
-            # answered first, then housekeeping (SQLite WAL checkpoint) between groups, never
-            # inside a commit; a failed WAL checkpoint only leaves the WAL longer
-            with contextlib.suppress(StoreError):
-                journal.maintain()
+            self._maintain(journal)
             self._regroup(sum(type(waiter) is Handoff for _, waiter in group), waiting)
+
+    @staticmethod
+    def _maintain(journal: Journal) -> None:
+        """Writer thread: housekeeping (SQLite's WAL checkpoint) between groups, after the
+        answers, never inside a commit. A failed checkpoint only leaves the WAL longer, so any
+        error is logged and the writer goes on: were it to escape, ``_drain`` would end with
+        ``_flushing`` still set, and every later append would wait out its bound and fail."""
+        try:
+            journal.maintain()
+        except Exception as exc:  # noqa: BLE001 (the appends are answered; only the WAL grows)
+            log.warning("journal housekeeping failed (%s); the WAL stays longer", exc)
 
     def _commit(self, journal: Journal, group: list[_Pending]) -> list[int] | Exception:
         """Writer thread: append ``group`` in one transaction; its indices, or the failure
