@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from refusalkit._bounded import BoundedCache
-from refusalkit.model import Decision, WhyStep, canonical_json
+from refusalkit.model import Action, Decision, ReasonCode, WhyStep, canonical_json
 
 __all__ = ["DecisionEncoder"]
 
@@ -147,12 +147,15 @@ class DecisionEncoder:
         type that orjson writes as RFC 8785 does (the byte-for-byte tests catch any slip)."""
         at, ident, rule, digest = d.decided_at, d.decision_id, d.matched_rule, d.request_digest
         schema, message, bound = d.schema, d.message, d.client_request_id
+        action, code = d.action, d.reason_code
         if not (
             type(at) is str
             and type(ident) is str
             and type(rule) is str
             and type(digest) is str
             and type(schema) is str
+            and type(action) is Action  # a StrEnum: orjson writes its value, as ``.value`` is
+            and (code is None or type(code) is ReasonCode)
             and (message is None or type(message) is str)
             and (bound is None or type(bound) is str)
             and type(d.reason_codes_version) is int
@@ -160,30 +163,31 @@ class DecisionEncoder:
             and d.approval is None  # rare (a request for approval): the general path writes it
         ):
             raise _Unexpected
-        refs, code = self._refs.get, d.reason_code
+        refs = self._refs.get
         kept, miss = self._steps.kept.get, self._steps.miss  # _Fragments.get, inlined
-        head: dict[str, object] = {"action": d.action.value}
-        if bound is not None:  # "client_request_id" sorts between "action" and "decided_at"
-            head["client_request_id"] = bound
+        members: dict[str, object] = {
+            "action": action,
+            "decided_at": at,
+            "decision_id": ident,
+            "engine": refs(d.engine),
+            "matched_rule": rule,
+            "message": message,
+            "policy": refs(d.policy),
+            "reason_code": code,
+            "reason_codes_version": d.reason_codes_version,
+            "request_digest": digest,
+            "retryable": code is not None and code.retryable,
+            "schema": schema,
+            "subject": refs(d.subject),
+            "why_trail": [
+                hit[1] if (hit := kept(id(step))) is not None and hit[0] is step else miss(step)
+                for step in d.why_trail
+            ],
+        }
+        if bound is not None:  # "client_request_id" sorts between "action" and "decided_at";
+            # "action", written again by the merge, keeps its first place
+            members = {"action": action, "client_request_id": bound, **members}
         return _dumps(
-            {
-                **head,
-                "decided_at": at,
-                "decision_id": ident,
-                "engine": refs(d.engine),
-                "matched_rule": rule,
-                "message": message,
-                "policy": refs(d.policy),
-                "reason_code": None if code is None else code.value,
-                "reason_codes_version": d.reason_codes_version,
-                "request_digest": digest,
-                "retryable": code is not None and code.retryable,
-                "schema": schema,
-                "subject": refs(d.subject),
-                "why_trail": [
-                    hit[1] if (hit := kept(id(step))) is not None and hit[0] is step else miss(step)
-                    for step in d.why_trail
-                ],
-            },
+            members,
             option=orjson.OPT_STRICT_INTEGER,
         )
