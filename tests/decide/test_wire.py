@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from refusalkit.decide import DecisionEncoder, DecisionPoint, load_pack
 from refusalkit.examples import example_path
@@ -17,7 +18,9 @@ from refusalkit.model import (
     Decision,
     EngineRef,
     PolicyRef,
+    ReasonCode,
     Subject,
+    WhyStep,
     canonical_json,
 )
 from support.decisions import decisions
@@ -78,6 +81,63 @@ def test_an_unexpected_top_level_type_takes_the_reference_path(field: str, value
         decided_at="t",
     )
     odd = dataclasses.replace(base, **{field: value})
+    expected = _reference(odd)
+    if isinstance(expected, bytes):
+        assert DecisionEncoder().encode(odd) == expected
+    else:
+        with pytest.raises(expected):
+            DecisionEncoder().encode(odd)
+
+
+@settings(max_examples=150)
+@given(st.lists(decisions(), min_size=1, max_size=6), st.lists(st.integers(0, 5), max_size=30))
+def test_one_encoder_over_repeated_decisions_gives_the_reference(
+    decided: list[Decision], order: list[int]
+) -> None:
+    """Records seen once, twice (moved to the kept table) and more, in any order."""
+    encoder = DecisionEncoder()
+    for i in [*range(len(decided)), *order, *range(len(decided))]:
+        decision = decided[i % len(decided)]
+        expected = _reference(decision)
+        if isinstance(expected, bytes):
+            assert encoder.encode(decision) == expected
+
+
+def _with_trail(*steps: WhyStep) -> Decision:
+    return Decision(
+        decision_id="d",
+        action=Action.DENY,
+        reason_code=ReasonCode.POLICY_DENIED,
+        matched_rule="r",
+        message=None,
+        why_trail=steps,
+        policy=PolicyRef("p", "v", "sha256:0"),
+        engine=EngineRef("e", "1"),
+        subject=Subject(None, None),
+        request_digest="x",
+        decided_at="t",
+    )
+
+
+def test_one_off_steps_leave_the_repeated_ones_kept() -> None:
+    """A step new in every decision waits in the small table; the shared step stays kept."""
+    encoder = DecisionEncoder()
+    shared = WhyStep("scope", "deny", matched=False, field="tool", value="fs.write")
+    for i in range(3 * 4096):
+        one_off = WhyStep("r", "deny", matched=True, decisive=True, field="p", value=f"v{i}")
+        decision = _with_trail(shared, one_off)
+        assert encoder.encode(decision) == canonical_json(decision.to_dict())
+    kept = encoder._steps.kept  # the table under test
+    assert kept.get(id(shared), (None,))[0] is shared
+    assert len(kept) == 1
+
+
+@pytest.mark.parametrize(("field", "value"), [("action", "deny"), ("reason_code", "policy-denied")])
+def test_a_plain_string_for_an_enum_takes_the_reference_path(field: str, value: str) -> None:
+    """The enums are written by orjson as their values; a plain string in their place (only a
+    decision changed after it was made holds one) gets the reference's answer instead."""
+    odd = _with_trail()
+    object.__setattr__(odd, field, value)  # past the checks a Decision makes when built
     expected = _reference(odd)
     if isinstance(expected, bytes):
         assert DecisionEncoder().encode(odd) == expected

@@ -26,11 +26,12 @@ from typing import Any
 import orjson
 
 from refusalkit._bounded import BoundedCache
-from refusalkit.model import Decision, WhyStep, canonical_json
+from refusalkit.model import Action, Decision, ReasonCode, WhyStep, canonical_json
 
 __all__ = ["DecisionEncoder"]
 
 _CACHE_LIMIT = 4096  # nested records remembered per kind (the engine's own caches are this size)
+_NEW_LIMIT = 256  # records seen once, per kind, waiting for a second sighting
 _dumps = orjson.dumps
 _Fragment = orjson.Fragment
 
@@ -89,22 +90,37 @@ def _step_json(step: WhyStep) -> bytes:
 
 class _Fragments:
     """Encoded nested records as ``orjson.Fragment``s, remembered by identity (the record is
-    kept alive with its entry, so its ``id`` cannot be reused while the entry stands)."""
+    kept alive with its entry, so its ``id`` cannot be reused while the entry stands).
 
-    __slots__ = ("_encode", "_entries")
+    Two tables: a record seen once waits in ``_new`` (small, emptied when full) and moves to
+    ``kept`` when seen again. A step holding a value of the request is seen once and never
+    again, one or more a decision; kept with the others in one table, these one-off records
+    filled it and emptied it every few thousand decisions, taking the records that do repeat
+    with them, and each was freed long after it was made. Here they churn only ``_new``.
+    """
+
+    __slots__ = ("_encode", "_new", "kept")
 
     def __init__(self, encode: Callable[[Any], bytes] = _general_json) -> None:
         self._encode = encode
-        self._entries: BoundedCache[int, tuple[object, orjson.Fragment]] = BoundedCache(
-            _CACHE_LIMIT
-        )
+        self.kept: BoundedCache[int, tuple[object, orjson.Fragment]] = BoundedCache(_CACHE_LIMIT)
+        self._new: BoundedCache[int, tuple[object, orjson.Fragment]] = BoundedCache(_NEW_LIMIT)
 
     def get(self, record: object) -> orjson.Fragment:
-        hit = self._entries.get(id(record))
+        """The record's fragment: from ``kept`` (the hot path's lookup, which callers may
+        inline: ``kept.get(id(record))``, checked to hold ``record`` itself), else ``miss``."""
+        hit = self.kept.get(id(record))
         if hit is not None and hit[0] is record:
             return hit[1]
-        fragment = _Fragment(self._encode(record))
-        return self._entries.put(id(record), (record, fragment))[1]
+        return self.miss(record)
+
+    def miss(self, record: object) -> orjson.Fragment:
+        """The fragment of a record not in ``kept``: moved there on its second sighting."""
+        key = id(record)
+        hit = self._new.get(key)
+        if hit is not None and hit[0] is record:
+            return self.kept.put(key, hit)[1]
+        return self._new.put(key, (record, _Fragment(self._encode(record))))[1]
 
 
 class DecisionEncoder:
@@ -131,12 +147,15 @@ class DecisionEncoder:
         type that orjson writes as RFC 8785 does (the byte-for-byte tests catch any slip)."""
         at, ident, rule, digest = d.decided_at, d.decision_id, d.matched_rule, d.request_digest
         schema, message, bound = d.schema, d.message, d.client_request_id
+        action, code = d.action, d.reason_code
         if not (
             type(at) is str
             and type(ident) is str
             and type(rule) is str
             and type(digest) is str
             and type(schema) is str
+            and type(action) is Action  # a StrEnum: orjson writes its value, as ``.value`` is
+            and (code is None or type(code) is ReasonCode)
             and (message is None or type(message) is str)
             and (bound is None or type(bound) is str)
             and type(d.reason_codes_version) is int
@@ -144,26 +163,31 @@ class DecisionEncoder:
             and d.approval is None  # rare (a request for approval): the general path writes it
         ):
             raise _Unexpected
-        refs, steps, code = self._refs.get, self._steps.get, d.reason_code
-        head: dict[str, object] = {"action": d.action.value}
-        if bound is not None:  # "client_request_id" sorts between "action" and "decided_at"
-            head["client_request_id"] = bound
+        refs = self._refs.get
+        kept, miss = self._steps.kept.get, self._steps.miss  # _Fragments.get, inlined
+        members: dict[str, object] = {
+            "action": action,
+            "decided_at": at,
+            "decision_id": ident,
+            "engine": refs(d.engine),
+            "matched_rule": rule,
+            "message": message,
+            "policy": refs(d.policy),
+            "reason_code": code,
+            "reason_codes_version": d.reason_codes_version,
+            "request_digest": digest,
+            "retryable": code is not None and code.retryable,
+            "schema": schema,
+            "subject": refs(d.subject),
+            "why_trail": [
+                hit[1] if (hit := kept(id(step))) is not None and hit[0] is step else miss(step)
+                for step in d.why_trail
+            ],
+        }
+        if bound is not None:  # "client_request_id" sorts between "action" and "decided_at";
+            # "action", written again by the merge, keeps its first place
+            members = {"action": action, "client_request_id": bound, **members}
         return _dumps(
-            {
-                **head,
-                "decided_at": at,
-                "decision_id": ident,
-                "engine": refs(d.engine),
-                "matched_rule": rule,
-                "message": message,
-                "policy": refs(d.policy),
-                "reason_code": None if code is None else code.value,
-                "reason_codes_version": d.reason_codes_version,
-                "request_digest": digest,
-                "retryable": code is not None and code.retryable,
-                "schema": schema,
-                "subject": refs(d.subject),
-                "why_trail": [steps(step) for step in d.why_trail],
-            },
+            members,
             option=orjson.OPT_STRICT_INTEGER,
         )
