@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from refusalkit.enforce._group import GroupJournal
+from refusalkit.enforce import GroupJournal
 from refusalkit.errors import StoreError
 from refusalkit.journal import Entry, Journal, JournalAccess
 from refusalkit.journal._records import index_fields
