@@ -54,21 +54,27 @@ paths = st.one_of(
 )
 
 
+def _beside(data: dict[str, Any], name: str, stand_in: Any) -> tuple[DecisionPoint, DecisionPoint]:
+    """The pack's decision point, and one whose plans were made (for the tools these tests
+    call) with the compiler's ``name`` replaced by ``stand_in``."""
+    slow_machine = 10_000.0  # ms: no decision here may fail closed for want of time
+    usual = DecisionPoint(Pack.from_mapping(data), KEYRING, deadline_ms=slow_machine)
+    original = getattr(compile_module, name)
+    setattr(compile_module, name, stand_in)
+    try:
+        other = DecisionPoint(Pack.from_mapping(data), KEYRING, deadline_ms=slow_machine)
+        for tool in ("fs.write", "fs.read"):  # plans are made on first use: make them now
+            other.pack.compiled.rules.for_tool(tool)
+    finally:
+        setattr(compile_module, name, original)
+    return usual, other
+
+
 def decision_points(raw: list[dict[str, Any]]) -> tuple[DecisionPoint, DecisionPoint]:
     """The pack's decision point, and one whose rules are all checked one by one."""
     numbered = [{"id": f"r{i}", **rule} for i, rule in enumerate(raw)]
     data = {"policy": "p", "version": "1", "default": "allow", "rules": numbered}
-    slow_machine = 10_000.0  # ms: no decision here may fail closed for want of time
-    grouped = DecisionPoint(Pack.from_mapping(data), KEYRING, deadline_ms=slow_machine)
-    original = compile_module._groupable
-    compile_module._groupable = lambda rule: None  # every rule checked one by one
-    try:
-        single = DecisionPoint(Pack.from_mapping(data), KEYRING, deadline_ms=slow_machine)
-        for tool in ("fs.write", "fs.read"):  # plans are made on first use: make them now
-            single.pack.compiled.rules.for_tool(tool)
-    finally:
-        compile_module._groupable = original
-    return grouped, single
+    return _beside(data, "_groupable", lambda rule: None)  # every rule checked one by one
 
 
 def decide_both(raw: list[dict[str, Any]], request: dict[str, Any]) -> tuple[Any, Any]:
@@ -182,17 +188,8 @@ def lone_and_general(raw: list[dict[str, Any]]) -> tuple[DecisionPoint, Decision
         "field_classes": {"path": {"kind": "path"}, "shown": {"reveal": True}},
         "rules": numbered,
     }
-    slow_machine = 10_000.0  # ms: no decision here may fail closed for want of time
-    lone = DecisionPoint(Pack.from_mapping(data), KEYRING, deadline_ms=slow_machine)
     original = compile_module.make_plan
-    compile_module.make_plan = lambda rules: replace(original(rules), lone=None)
-    try:
-        general = DecisionPoint(Pack.from_mapping(data), KEYRING, deadline_ms=slow_machine)
-        for tool in ("fs.write", "fs.read"):  # plans are made on first use: make them now
-            general.pack.compiled.rules.for_tool(tool)
-    finally:
-        compile_module.make_plan = original
-    return lone, general
+    return _beside(data, "make_plan", lambda rules: replace(original(rules), lone=None))
 
 
 def _comparable(decision: Any) -> dict[str, Any]:
