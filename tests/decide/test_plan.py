@@ -17,19 +17,18 @@ from refusalkit.keyring import Keyring
 KEYRING = Keyring.generate()
 names = st.sampled_from([".env", "id_rsa", "a.py", "x", "main"])
 dirs = st.sampled_from(["/etc", "/workspace", "/workspace/src", "/home/u/.ssh", ""])
-indexable = st.one_of(
+path_tests = (  # the conditions on a path that a field group indexes
     st.builds(lambda n: {"glob": f"**/{n}"}, names),
     st.builds(lambda d: {"glob": f"{d}/**"}, dirs),
     st.builds(lambda d, n: {"glob": f"{d}/{n}"}, dirs, names),
     st.builds(lambda d: {"prefix": f"{d}/"}, dirs),
     st.builds(lambda vs: {"in": vs}, st.lists(names, min_size=1, max_size=3)),
-    names,
-    st.builds(
-        lambda a, b: {"glob": [f"**/{a}", f"{b}/**"]},
-        names,
-        dirs,
-    ),
+    st.builds(lambda a, b: {"glob": [f"**/{a}", f"{b}/**"]}, names, dirs),
     st.builds(lambda n: {"regex": re.escape(n)}, names),  # a literal regex: a substring test
+)
+indexable = st.one_of(
+    *path_tests,
+    names,
     st.builds(lambda d, n: {"regex": [re.escape(d), f"{n}$"]}, dirs, names),  # not indexable
     st.just({"regex": ""}),
 )
@@ -138,15 +137,7 @@ def test_warm_caches_decide_like_cold_ones(
             assert decision.matched_rule == fresh.matched_rule
 
 
-grouped_conditions = st.one_of(
-    st.builds(lambda n: {"glob": f"**/{n}"}, names),
-    st.builds(lambda d: {"glob": f"{d}/**"}, dirs),
-    st.builds(lambda d, n: {"glob": f"{d}/{n}"}, dirs, names),
-    st.builds(lambda d: {"prefix": f"{d}/"}, dirs),
-    st.builds(lambda vs: {"in": vs}, st.lists(names, min_size=1, max_size=3)),
-    st.builds(lambda a, b: {"glob": [f"**/{a}", f"{b}/**"]}, names, dirs),
-    st.builds(lambda n: {"regex": re.escape(n)}, names),
-)
+grouped_conditions = st.one_of(*path_tests)
 
 
 @st.composite
