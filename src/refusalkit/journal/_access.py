@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from refusalkit.errors import StoreError
 from refusalkit.journal._journal import Journal, open_journal
 from refusalkit.journal._turn import WriterTurn, writer_turn
 from refusalkit.keyring import Keyring
@@ -498,6 +499,8 @@ class JournalAccess:
         ``_flushing`` still set, and every later append would wait out its bound and fail."""
         try:
             journal.maintain()
+        except StoreError:  # the store's own refusal: expected now and then, kept quiet
+            pass
         except Exception as exc:  # noqa: BLE001 (the appends are answered; only the WAL grows)
             log.warning("journal housekeeping failed (%s); the WAL stays longer", exc)
 
@@ -525,18 +528,12 @@ class JournalAccess:
         if answered == 0 or self._regroup_missed:
             self._regroup_missed = False
             return
-        with self._lock:
-            self._await_pending(waiting + answered)
-
-    def _await_pending(self, wanted: int) -> None:
-        """With the lock held: wait at most ``REGROUP_S`` for ``wanted`` appends to be pending
-        (an append that arrives wakes it, ``_add_pending``), for the writer's ``_regroup`` and
-        a leader's ``_gather`` alike; a wait that runs out is remembered, so the next group
-        does not wait again."""
-        self._regrouping = wanted
-        arrived = self._arrived.wait_for(lambda: len(self._pending) >= wanted, REGROUP_S)
-        self._regrouping = 0
-        self._regroup_missed = not arrived
+        wanted = waiting + answered
+        with self._lock:  # an append that arrives wakes the wait (``_add_pending``)
+            self._regrouping = wanted
+            arrived = self._arrived.wait_for(lambda: len(self._pending) >= wanted, REGROUP_S)
+            self._regrouping = 0
+            self._regroup_missed = not arrived
 
     def _take_group(self) -> list[_Pending]:
         group: list[_Pending] = []
