@@ -184,8 +184,8 @@ def _encodable(value: str | None) -> str | None:
     """A caller's agent or session id as a decision keeps it: only a ``str`` that UTF-8, and so
     RFC 8785, can encode (a lone surrogate would make the decision itself unjournalable); else
     unknown (None). Checked once per distinct id, when its ``Subject`` is made."""
-    if value is None:
-        return None
+    if value is None or value.isascii():  # ASCII always encodes: no encoding to try
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -214,13 +214,7 @@ class Subjects:
         cache = self._cache
         subject = cache.get(key)
         if subject is None:  # a new pair (a new session, say): made, then remembered
-            agent, session = key
-            if not (agent is None or agent.isascii()) or not (session is None or session.isascii()):
-                agent, session = _encodable(agent), _encodable(session)  # ASCII always encodes
-            subject = make_subject(agent, session)
-            if len(cache) >= _SUBJECT_LIMIT:  # ``BoundedCache.put``, inline
-                cache.clear()
-            cache[key] = subject
+            subject = cache.put(key, make_subject(_encodable(key[0]), _encodable(key[1])))
         return subject
 
 

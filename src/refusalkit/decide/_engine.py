@@ -978,9 +978,7 @@ class DecisionPoint:
                 test=spec.cond.describe(outcome, value),
                 missing=outcome is UNKNOWN,
             )
-            if len(cache) >= _CACHE_LIMIT:  # ``BoundedCache.put``, inline (a miss per new value)
-                cache.clear()
-            cache[key] = step
+            cache.put(key, step)
         return step
 
     def _elements_step(
