@@ -57,17 +57,16 @@ def _plain(value: dict[Any, Any] | list[Any], scalars: frozenset[type]) -> bool:
     """True when ``value`` holds only exact dict/list/str/int/bool/None values, integers within
     ±(2**53 - 1) unless ``int`` is in ``scalars`` (the encoder bounds them).
 
-    ``value`` must be acyclic (the encoder, which ran first, refuses cycles).
+    Recursive, as ``_plain_ascii`` is: a cycle, or a value nested past the recursion limit,
+    raises ``RecursionError`` at once rather than growing a work list without end.
     """
-    nested, todo = _NESTED, [value]
-    for item in todo:  # grows while we walk it
-        for member in item.values() if type(item) is dict else item:
-            kind = type(member)
-            if kind in scalars or (kind is int and -_MAX_SAFE <= member <= _MAX_SAFE):
-                continue
-            if kind not in nested:
-                return False
-            todo.append(member)
+    nested = _NESTED
+    for member in value.values() if type(value) is dict else value:
+        kind = type(member)
+        if kind in scalars or (kind is int and -_MAX_SAFE <= member <= _MAX_SAFE):
+            continue
+        if kind not in nested or not _plain(member, scalars):
+            return False
     return True
 
 
