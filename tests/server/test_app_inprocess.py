@@ -10,6 +10,7 @@ import base64
 import hashlib
 import hmac
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -307,3 +308,46 @@ def test_a_request_id_is_taken_exactly_when_it_is_32_to_128_even_hex(
                 assert answer.json()["client_request_id"].startswith("hmac-sha256:")
 
         check()
+
+
+async def _cut_short(app: Any, path: str, body: bytes, headers: dict[str, str]) -> list[Any]:
+    """POST ``body`` to ``path`` as a first chunk with more to come, then the client goes;
+    what the app sent back."""
+    listed = [(name.lower().encode(), value.encode()) for name, value in headers.items()]
+    declared = str(len(body) + 16).encode()  # the part that never comes
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
+        "root_path": "", "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8080),
+        "headers": [(b"content-type", b"application/json"), (b"content-length", declared),
+                    *listed],
+    }  # fmt: skip
+    chunks = [{"type": "http.request", "body": body, "more_body": True}]
+    sent: list[Any] = []
+
+    async def receive() -> dict[str, Any]:
+        return chunks.pop() if chunks else {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    return sent
+
+
+def test_a_body_cut_short_is_neither_decided_nor_journaled(deployment: Deployment) -> None:
+    """A client that goes before its body's last chunk has not sent a request: even when what
+    came is whole JSON, no route decides, journals or answers it."""
+    app = create_app(_config(deployment))
+    decide = deployment.keys.header("decide")
+    single = orjson.dumps(denied_request())
+    batch = orjson.dumps({"requests": [denied_request(1), allowed_request(2)]})
+    with TestClient(app) as client:
+        for path, body in (("/v1/decide", single), ("/v1/decide/batch", batch)):
+            assert client.portal.call(_cut_short, app, path, body, decide) == [], path
+        admin = deployment.keys.header("admin")  # a FastAPI route, behind the body bound alone
+        assert client.portal.call(_cut_short, app, "/v1/admin/reload", b"{}", admin) == []
+        stats = client.get("/v1/stats", headers=deployment.keys.header("read")).json()
+        assert stats["total"] == 0
+        whole = client.post("/v1/decide", content=single, headers=decide)
+        assert int(whole.headers["refusalkit-journal-index"]) == 0

@@ -13,6 +13,7 @@ and replayed to the next.
 
 from __future__ import annotations
 
+from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
 from refusalkit.server._errors import ApiError, error_response
@@ -41,6 +42,8 @@ class DecideFastPath:
             body = await self.app.read(scope, receive)
         except ApiError as exc:  # over the bound: answered as the bound answers any route
             await error_response(exc)(scope, receive, send)
+            return
+        except ClientDisconnect:  # cut short: a part of a request is not decided
             return
 
         async def read_body() -> bytes:

@@ -1,13 +1,16 @@
 """A bound on request bodies, enforced before any route runs (answers 413).
 
 A declared ``Content-Length`` over the bound is refused without reading the body; a chunked body
-is counted as it arrives and refused as soon as it passes the bound.
+is counted as it arrives and refused as soon as it passes the bound. A body the client abandons
+(``http.disconnect`` before the last chunk) is never handed on: no route decides, journals or
+answers a request that was not sent whole.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from refusalkit.server._errors import ApiError, ErrorCode, error_response
@@ -32,11 +35,14 @@ class BodyLimit:
         except ApiError as exc:
             await error_response(exc)(scope, receive, send)
             return
+        except ClientDisconnect:  # the client is gone: nothing to run, no one to answer
+            return
         await self.app(scope, _replay(body, receive), send)
 
     async def read(self, scope: Scope, receive: Receive) -> bytes:
         """The whole body within the bound: a declared ``Content-Length`` over it is refused
-        unread, a body that passes it as it arrives as soon as it does (413 ``ApiError``)."""
+        unread, a body that passes it as it arrives as soon as it does (413 ``ApiError``).
+        ``ClientDisconnect`` when the client goes before its last chunk: what came is a part."""
         declared = _content_length(scope)
         if declared is not None and declared > self.max_bytes:
             raise self._refusal(declared)
@@ -44,8 +50,8 @@ class BodyLimit:
         size = 0
         while True:
             message = await receive()
-            if message["type"] != "http.request":
-                break
+            if message["type"] != "http.request":  # http.disconnect: the body was cut short
+                raise ClientDisconnect
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_bytes:
