@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 import sqlite3
 import threading
 from pathlib import Path
 
+import psycopg
 import pytest
 
 import refusalkit
@@ -14,7 +17,7 @@ from refusalkit.enforce import Enforcer, ToolBlockedError
 from refusalkit.errors import UsageError
 from refusalkit.journal import open_journal
 from refusalkit.keyring import Keyring
-from refusalkit.model import Action, ReasonCode, refusal_line
+from refusalkit.model import Action, Decision, ReasonCode, refusal_line
 from support.live_service import tools_deployment
 
 
@@ -128,6 +131,62 @@ def test_a_journal_locked_by_another_writer_fails_closed(tmp_path: Path) -> None
     for decision in (sync, late):
         assert (decision.action, decision.reason_code) == (Action.DENY, ReasonCode.UNAVAILABLE)
         assert "journal cannot take" in (decision.why_trail[-1].detail or "")
+
+
+def _decided_within(enforcer: refusalkit.LocalEnforcer, seconds: float) -> list[Decision]:
+    """The enforcer's decision of one call, made on a thread given ``seconds`` to return (a
+    decision held back past its bound leaves the list empty rather than hanging the test)."""
+    out: list[Decision] = []
+    worker = threading.Thread(target=lambda: out.append(enforcer.decide(_req("read_file"))))
+    worker.start()
+    worker.join(seconds)
+    return list(out)  # as it was at the bound: a decision the lock's release lets out is late
+
+
+def _refused_unavailable(decided: list[Decision]) -> None:
+    assert decided, "the decision was held back past the journal's bound"
+    assert (decided[0].action, decided[0].reason_code) == (Action.DENY, ReasonCode.UNAVAILABLE)
+
+
+def test_a_writer_turn_held_by_another_process_fails_closed_within_the_bound(
+    tmp_path: Path,
+) -> None:
+    """Another process holding the SQLite journal's writer turn (its ``.writer-lock`` side file)
+    for good cannot hold a decision back: past ``journal_wait_s`` it is refused ``unavailable``."""
+    d = tools_deployment(tmp_path)
+    store = tmp_path / "turn.db"
+    enforcer = refusalkit.enforcer(
+        policy=d.pack, journal=store, keyring=d.keyring, journal_wait_s=0.3
+    )
+    holder = os.open(f"{store}.writer-lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(holder, fcntl.LOCK_EX)  # an open file of its own: it conflicts like a process
+    try:
+        decided = _decided_within(enforcer, 10)
+    finally:
+        fcntl.flock(holder, fcntl.LOCK_UN)
+        os.close(holder)
+    after = enforcer.decide(_req("read_file"))
+    enforcer.close()
+    _refused_unavailable(decided)
+    assert after.action is not Action.DENY or after.reason_code is not ReasonCode.UNAVAILABLE
+
+
+@pytest.mark.postgres
+def test_a_head_row_locked_by_another_session_fails_closed_within_the_bound(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """A PostgreSQL session that keeps the journal's head row locked cannot hold a decision
+    back: the writer's ``lock_timeout`` is the enforcer's bound."""
+    d = tools_deployment(tmp_path)
+    enforcer = refusalkit.enforcer(
+        policy=d.pack, journal=postgres_url, keyring=d.keyring, journal_wait_s=0.3
+    )
+    with psycopg.connect(postgres_url) as holder:
+        holder.execute("SELECT size FROM journal_head WHERE id = 1 FOR UPDATE")  # kept open
+        decided = _decided_within(enforcer, 10)
+        holder.rollback()
+    enforcer.close()
+    _refused_unavailable(decided)
 
 
 def test_a_closed_enforcer_refuses_async_callers_too(tmp_path: Path) -> None:

@@ -236,7 +236,9 @@ class JournalAccess:
             if self._lock_wait_s is not None:
                 wait_s = self._lock_wait_s
                 await self._writer.run(lambda journal: journal.bound_lock_wait(wait_s))
-            self._turn = writer_turn(self.store, is_postgres=_is_postgres(self.store))
+            self._turn = writer_turn(
+                self.store, is_postgres=_is_postgres(self.store), wait_s=self._lock_wait_s
+            )
             if self._reader is not self._writer:
                 await self._reader.open(self.store, self._keyring, self._origin, self._signer_state)
         except BaseException:

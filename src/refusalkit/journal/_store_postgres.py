@@ -159,6 +159,14 @@ class PostgresStore(Store):
             except psycopg.Error as exc:
                 raise StoreError(f"journal {self.location} failed: {str(exc).strip()}") from exc
 
+    def bound_lock_wait(self, seconds: float) -> None:
+        """This connection's ``lock_timeout``: a statement waits at most ``seconds`` for a lock
+        another session holds (the head row's, which every append takes) before it fails with
+        ``StoreError``; a session that keeps the row locked cannot hold an append back past it.
+        """
+        with self._tx() as cur:
+            cur.execute(f"SET lock_timeout = {max(1, int(seconds * 1000))}")
+
     def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._tx() as cur:
             cur.execute(sql, params)
