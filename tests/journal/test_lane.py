@@ -5,6 +5,7 @@ an append that comes after the journal closed is refused at once, never left wai
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -198,6 +199,53 @@ def test_an_open_failing_after_the_writer_opened_closes_it(
     asyncio.run(attempt())
     assert len(closed) == 1
     assert _wait_for_no_journal_threads(before) == []
+
+
+def test_an_open_cancelled_while_it_runs_closes_what_it_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The caller of ``JournalAccess.open`` is cancelled while the open waits for another
+    writer's lock: once the lock is free the open finishes, and the journal it opened is closed
+    on its thread, which then ends (else the store's connection waited for the garbage
+    collector)."""
+    store, ring = str(tmp_path / "journal.db"), Keyring.generate()
+    asyncio.run(_open_and_close(store, ring))
+    closed: list[object] = []
+    original_close = Journal.close
+
+    def close(journal: Journal) -> None:
+        closed.append(journal)
+        original_close(journal)
+
+    monkeypatch.setattr(Journal, "close", close)
+    before = _journal_threads()
+    holder = sqlite3.connect(store, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # the open waits for this writer's lock
+
+    async def cancelled_open() -> None:
+        opening = asyncio.ensure_future(JournalAccess(store, ring, origin=None, max_group=8).open())
+        await asyncio.sleep(0.3)
+        opening.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await opening
+        holder.execute("ROLLBACK")
+        for _ in range(100):  # the open finishes on its thread; the close is queued from here
+            await asyncio.sleep(0.02)
+            if closed:
+                break
+
+    try:
+        asyncio.run(cancelled_open())
+    finally:
+        holder.close()
+    assert len(closed) == 1
+    assert _wait_for_no_journal_threads(before) == []
+
+
+async def _open_and_close(store: str, ring: Keyring) -> None:
+    access = JournalAccess(store, ring, origin=None, max_group=8)
+    await access.open()
+    await access.close()
 
 
 def test_a_failing_housekeeping_leaves_the_writer_going(

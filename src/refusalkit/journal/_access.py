@@ -147,15 +147,33 @@ class _Lane:
         self, store: str, keyring: Keyring, origin: str | None, signer_state: Path | None
     ) -> None:
         """Open the journal on the lane's thread; when that fails, the thread ends (nothing can
-        ever be queued on a lane with no journal, and its thread holds the lane alive)."""
+        ever be queued on a lane with no journal, and its thread holds the lane alive).
+
+        Cancelled while the open runs (a caller's own bound, a shutdown), the open is left to
+        finish, shielded, and what it opened is closed on the lane's thread before it ends: the
+        store's connection and files are not left open to whoever collects the garbage."""
         self._start()
-        try:
-            self.journal = await self._call(
+        opening = asyncio.ensure_future(
+            self._call(
                 lambda: open_journal(store, keyring, origin=origin, signer_state=signer_state)
             )
+        )
+        try:
+            self.journal = await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            opening.add_done_callback(self._close_late)
+            raise
         except BaseException:
             self._stop()
             raise
+
+    def _close_late(self, opening: asyncio.Future[Journal]) -> None:
+        """On the loop, once an open whose caller was cancelled has ended: close the journal
+        it opened (queued before the lane stops), then end the thread."""
+        if not opening.cancelled() and opening.exception() is None:
+            with contextlib.suppress(RuntimeError):  # stopped already: nothing more runs there
+                self._queue(opening.result().close)
+        self._stop()
 
     async def close(self) -> None:
         """Close the journal on the lane's thread, then end the thread (also when the close
