@@ -25,6 +25,14 @@ figure is taken within a round (through refusalkit minus direct, the two measure
 apart) before the median. The project's aims, for reading the figures: the proxy's own CPU at
 most 0.3 ms a call, so that what it adds to p50 is the journal's ``fsync`` plus at most that.
 Figures, never pass/fail.
+Beside them, in the same rounds, three floors (``bench/_mcp_floor.py``), started as ``mcp wrap``
+is, in front of the same server, their CPU counted the same way: relays that decide, journal and
+scan nothing, built from the SDK's own stdio transports (``stdio_server`` towards the client,
+``stdio_client`` towards the server, messages forwarded with anyio), from raw lines on the event
+loop, and from those lines parsed and serialised by the SDK. Each one's CPU a call is set beside
+``mcp wrap``'s (tmpfs journal) within each round (the floor's over the wrap's, and the wrap's
+minus the floor's), then the median over rounds: how much of the proxy's CPU a relay alone
+spends, and so how far down the proxy could go.
 ``--peer-src DIR`` adds ``mcp wrap`` run from another checkout's ``src`` (its ``PYTHONPATH``;
 ``git archive <commit> src | tar -x -C DIR/..``) to the same rounds, tmpfs journal: the
 before-and-after of a change to the proxy, measured side by side. ``--paired BLOCKS`` (with
@@ -49,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -149,8 +158,8 @@ def _cpu_pair(pid: int | None) -> tuple[float, float]:
 
 
 def _proxy_pid(marker: str) -> int | None:
-    """The pid of the running ``refusalkit mcp`` process whose arguments include ``marker``
-    (its journal's path, unique to each configuration)."""
+    """The pid of the running process whose arguments include ``marker``: an ``mcp`` command's
+    journal path, or a floor's tag (each unique to its configuration)."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -158,7 +167,7 @@ def _proxy_pid(marker: str) -> int | None:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"mcp" in argv and marker.encode() in argv:
+        if marker.encode() in argv:
             return int(entry.name)
     return None
 
@@ -275,6 +284,20 @@ def _wrap(journal: str, ring_path: Path) -> StdioServerParameters:
     return _profiled(wrap_params(journal, ring_path, python_upstream()), journal)
 
 
+FLOORS = {
+    "sdk": "stdio floor: SDK transports relay",
+    "lines": "stdio floor: raw lines relay",
+    "lines-parse": "stdio floor: raw lines + SDK parsing",
+}
+"""The floors' modes (``bench/_mcp_floor.py``) and their names in the results."""
+
+
+def _floor(mode: str, tag: str) -> StdioServerParameters:
+    """A floor relay in front of the server ``mcp wrap`` wraps, found by ``tag``."""
+    args = [str(HERE / "_mcp_floor.py"), mode, tag, "--", *python_upstream()]
+    return StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
+
+
 def _run(
     calls: int, rounds: int, tmp: Path, peer_src: Path | None = None, *, stdio_only: bool = False
 ) -> dict[str, Any]:
@@ -292,7 +315,7 @@ def _run(
     for where, folder in journals.items():
         wrapped = _wrap(str(folder / "wrap.db"), ring_path)
         name = f"stdio mcp wrap ({where} journal)"
-        configs[name] = lambda w=wrapped: Client(w, mode="legacy")
+        configs[name] = functools.partial(Client, wrapped, mode="legacy")
         markers[name] = str(folder / "wrap.db")
         if stdio_only:
             continue
@@ -300,8 +323,12 @@ def _run(
         servers.append((_proxy_args(up_port, port, folder / "proxy.db", ring_path), port))
         url = f"http://127.0.0.1:{port}/mcp"
         name = f"http mcp proxy ({where} journal)"
-        configs[name] = lambda u=url: _http_client(u)
+        configs[name] = functools.partial(_http_client, url)
         markers[name] = str(folder / "proxy.db")
+    for mode, name in FLOORS.items():
+        markers[name] = str(tmp / f"floor-{mode}")
+        floor = _floor(mode, markers[name])
+        configs[name] = functools.partial(Client, floor, mode="legacy")
     if peer_src is not None:
         folder = journals.get("tmpfs", tmp)
         peer = _peer_wrap(folder, ring_path, peer_src)
@@ -325,6 +352,7 @@ def _run(
     return {
         "configs": {name: _summary(rounds_) for name, rounds_ in results.items()},
         "overhead": _overheads(results),
+        "floors": _floors(results),
         "gate_calls_per_s": {w: _range(v) for w, v in gate.items()},
         "rounds_measured": results,
     }
@@ -347,6 +375,26 @@ def _overheads(results: dict[str, list[dict[str, float]]]) -> dict[str, dict[str
             for t, d in zip(through, direct, strict=True)
         ]
         out[proxied] = _summary(per_round)
+    return out
+
+
+def _floors(results: dict[str, list[dict[str, float]]]) -> dict[str, dict[str, Any]]:
+    """``mcp wrap`` (tmpfs journal, else disk) against each floor, round by round, then the
+    median and range: the floor's CPU a call as a share of the wrap's (what a relay alone
+    spends of it), and the difference (the wrap's own work above the relay)."""
+    wrap = next(n for n in ("stdio mcp wrap (tmpfs journal)", "stdio mcp wrap (disk journal)")
+                if n in results)  # fmt: skip
+    out: dict[str, dict[str, Any]] = {}
+    for name in FLOORS.values():
+        per_round = [
+            {
+                "floor_over_wrap_cpu": f["proxy_cpu_ms_per_call"] / w["proxy_cpu_ms_per_call"],
+                "wrap_minus_floor_cpu_ms": w["proxy_cpu_ms_per_call"] - f["proxy_cpu_ms_per_call"],
+                "wrap_minus_floor_p50_ms": w["p50_ms"] - f["p50_ms"],
+            }
+            for w, f in zip(results[wrap], results[name], strict=True)
+        ]
+        out[name] = {"against": wrap, **_summary(per_round)}
     return out
 
 
@@ -381,6 +429,24 @@ def _print(report: dict[str, Any]) -> None:
             _shown(row["latency_ratio_p50"], ".2f"), _shown(row["throughput_ratio"], ".2f"),
         )  # fmt: skip
     console.print(over)
+    floors = report.get("floors", {})
+    against = next(iter(floors.values()))["against"] if floors else ""
+    beside = Table(title=f"{against} against each floor, within each round: median (min to max)")
+    for column in (
+        "floor",
+        "floor CPU / wrap CPU",
+        "wrap CPU - floor CPU ms",
+        "wrap p50 - floor p50 ms",
+    ):
+        beside.add_column(column, justify="right" if column != "floor" else "left")
+    for name, row in floors.items():
+        beside.add_row(
+            name, _shown(row["floor_over_wrap_cpu"], ".2f"),
+            _shown(row["wrap_minus_floor_cpu_ms"], "+.3f"),
+            _shown(row["wrap_minus_floor_p50_ms"], "+.2f"),
+        )  # fmt: skip
+    if floors:
+        console.print(beside)
     for where, rate in report["gate_calls_per_s"].items():
         console.print(
             f"gate alone (decide + {where} journal, 64 in flight): {_shown(rate, ',.0f')} calls/s"
@@ -443,7 +509,9 @@ def _results_run(calls: int, rounds: int, tmp: Path) -> dict[str, Any]:
         extra = ["--pin", str(folder / f"pins-{mode}.json"), "--results", mode]
         wrapped = wrap_params(str(folder / f"wrap-{mode}.db"), ring_path, python_upstream(),
                               extra=extra)  # fmt: skip
-        configs[f"mcp wrap --pin --results {mode}"] = lambda w=wrapped: Client(w, mode="legacy")
+        configs[f"mcp wrap --pin --results {mode}"] = functools.partial(
+            Client, wrapped, mode="legacy"
+        )
     medians: dict[str, list[float]] = {name: [] for name in configs}
     for _ in range(rounds):  # interleaved: each round runs every configuration once
         for name, connect in configs.items():
@@ -606,7 +674,7 @@ def main() -> None:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         measured = _run(calls, rounds, Path(tmp), options.peer_src, stdio_only=options.stdio_only)
-    report: dict[str, Any] = {
+    report = {
         "benchmark": "mcp",
         "calls": calls,
         "rounds": rounds,
