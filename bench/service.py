@@ -1,17 +1,24 @@
 """Load benchmark of the HTTP service: ``POST /v1/decide`` and ``/v1/decide/batch`` (100 a batch).
 
-Three servers run side by side, each a real uvicorn stack on 127.0.0.1: the **null server** (the
+Four servers run side by side, each a real uvicorn stack on 127.0.0.1: the **null server** (the
 same uvicorn stack, uvloop and httptools, answering a fixed decision body without routing,
-authenticating, deciding or journaling), ``refusalkit serve`` journaling on SQLite, and on
-PostgreSQL. Inside each round the three are driven in turn, in a rotating order, by a client
-process over keep-alive HTTP/1.1 connections (each with one call in flight, cycling through
-distinct requests), so a change in the machine's load lands on every store of that round alike.
+authenticating, deciding or journaling), the **floor** (the service's own app, which
+authenticates, decides, encodes and counts as ``refusalkit serve`` does, but whose journal keeps
+nothing: what is left of a single's cost when journaling costs nothing), ``refusalkit serve``
+journaling on SQLite, and on PostgreSQL. Inside each round they are driven in turn, in a rotating
+order, by a client process over keep-alive HTTP/1.1 connections (each with one call in flight,
+cycling through distinct requests), so a change in the machine's load lands on every store of
+that round alike.
 
 Single decisions are shown as a ratio to the null server in the same round: what the service keeps
 of what this machine's HTTP stack can do, the figure that carries over between machines. Batches
 have no such peer (a fixed body answers a batch of 100 without doing any of the work per
 decision), so they are shown as decisions per second, SQLite beside PostgreSQL. Every run checks
 that the count journaled equals the count acknowledged.
+
+The floor's rate and server CPU beside the null server's and SQLite's split the gap between them:
+floor over null is what the decision and the service's HTTP layers cost, SQLite over the floor
+what journaling costs (the hand-off to the writer and back, the commit, its wait).
 
 Where the machine has a core to spare, the client runs on core 0 and every server on the others
 (``taskset``); otherwise nothing is pinned, and the JSON says so.
@@ -38,8 +45,11 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from refusalkit.journal import Entry, JournalAccess
 
 try:
     import uvloop
@@ -47,6 +57,7 @@ except ImportError:  # pragma: no cover
     uvloop = None  # type: ignore[assignment]
 
 RESULTS = Path(__file__).resolve().parent / "results" / "service.json"
+FLOOR_ENV = "REFUSALKIT_BENCH_FLOOR"  # the floor server's directory (pack, keys, keyring)
 PG_ADMIN = os.environ.get("REFUSALKIT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 TARGETS = {"single_vs_null": 0.5, "batch_per_s": 30000.0, "p99_ms": 20.0}
 BATCH = 100
@@ -217,13 +228,75 @@ def null_server_main(args: argparse.Namespace) -> None:
         app_dir=str(Path(__file__).resolve().parent),
         host="127.0.0.1",
         port=args.port,
-        workers=args.null_workers,
+        workers=args.server_workers,
         loop="uvloop" if uvloop is not None else "asyncio",
         http="httptools",
         lifespan="off",
         access_log=False,
         log_level="warning",
     )
+
+
+# --------------------------------------------------------------------------- the floor
+
+
+class _Unjournaled(JournalAccess):
+    """The service's journal access, except that an append keeps nothing: it answers at once
+    with the next indices. The journal is still opened (the lifespan reads its size, the
+    checkpoint schedule runs), so only the append, the hand-off to the writer and the commit
+    are left out of the floor's cost."""
+
+    _next = 0
+
+    async def append(self, records: Sequence[Entry]) -> list[int]:
+        """The indices the records would have had, with nothing written."""
+        first = self._next
+        self._next = first + len(records)
+        return list(range(first, self._next))
+
+
+def floor_app() -> Any:
+    """The app ``refusalkit serve`` runs (auth, the decide fast path, encoding, metrics), built
+    from the bench's files in ``$REFUSALKIT_BENCH_FLOOR``, with its journal's appends left out
+    (``_Unjournaled``): the decide path itself is the service's, unchanged."""
+    from refusalkit._internal.serving import tune_gc  # noqa: PLC0415
+    from refusalkit.server import ServiceConfig, create_app  # noqa: PLC0415
+
+    root = Path(os.environ[FLOOR_ENV])
+    config = ServiceConfig(
+        policy=root / "pack.yaml",
+        journal=str(root / f"floor-{os.getpid()}.db"),
+        keys_file=root / "keys.json",
+        keyring=root / "keyring.json",
+    )
+    app = create_app(config)
+    app.state.service.journal.__class__ = _Unjournaled  # the same object the routes hold
+    tune_gc()
+    return app
+
+
+def floor_server_main(args: argparse.Namespace) -> None:
+    """The floor on uvicorn with the options ``refusalkit serve`` uses (``uvicorn_options``);
+    its workers, as the service's, count their metrics in one shared directory."""
+    import uvicorn  # noqa: PLC0415
+
+    from refusalkit.server._logging import configure_logging  # noqa: PLC0415
+    from refusalkit.server._run import uvicorn_options  # noqa: PLC0415
+
+    configure_logging()
+    os.environ[FLOOR_ENV] = str(args.floor_root)
+    with tempfile.TemporaryDirectory(prefix="rk-bench-metrics-") as metrics_dir:
+        if args.server_workers > 1:
+            os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", metrics_dir)
+        uvicorn.run(
+            "service:floor_app",
+            factory=True,
+            app_dir=str(Path(__file__).resolve().parent),
+            host="127.0.0.1",
+            port=args.port,
+            workers=args.server_workers,
+            **uvicorn_options(access_log=False),  # type: ignore[arg-type]
+        )
 
 
 def _free_port() -> int:
@@ -264,6 +337,21 @@ def _pinned(cores: set[int] | None, cmd: list[str]) -> list[str]:
     return ["taskset", "-c", ",".join(map(str, sorted(cores))), *cmd]
 
 
+def _server_cmd(root: Path, store: str | None, port: int, workers: int) -> list[str]:
+    """The command of one server: ``refusalkit serve`` on ``store``, or for the store ``null``
+    or ``floor`` this file's null server or floor (neither journals)."""
+    if store in (None, "null", "floor"):
+        role = "--null-server" if store in (None, "null") else "--floor-server"
+        own = [sys.executable, __file__, role, "--port", str(port)]
+        return [*own, "--server-workers", str(workers), "--floor-root", str(root)]
+    return _cli(
+        "serve",
+        *("--policy", str(root / "pack.yaml"), "--journal", str(store)),
+        *("--keys-file", str(root / "keys.json"), "--keyring", str(root / "keyring.json")),
+        *("--workers", str(workers), "--port", str(port)),
+    )
+
+
 class _Server:
     def __init__(
         self,
@@ -273,23 +361,18 @@ class _Server:
         cores: set[int] | None,
         src: Path | None = None,
     ) -> None:
+        """Start one server (``store`` as for ``_server_cmd``) and wait for its health check;
+        ``self.store`` is the journal it writes, None for the null server and the floor."""
         import httpx  # noqa: PLC0415
 
-        self.store = store
+        self.store = None if store in (None, "null", "floor") else store
         self.port = _free_port()
         self.log = (root / f"server-{self.port}.log").open("wb")
-        null = [sys.executable, __file__, "--null-server", "--port", str(self.port)]
-        serve = _cli(
-            "serve",
-            *("--policy", str(root / "pack.yaml"), "--journal", str(store)),
-            *("--keys-file", str(root / "keys.json"), "--keyring", str(root / "keyring.json")),
-            *("--workers", str(workers), "--port", str(self.port)),
-        )
         env = dict(os.environ)
         if src is not None:  # the code before a change: its source tree ahead of this one
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
         self.proc = subprocess.Popen(
-            _pinned(cores, [*null, "--null-workers", str(workers)] if store is None else serve),
+            _pinned(cores, _server_cmd(root, store, self.port, workers)),
             env=env,
             stdout=self.log,
             stderr=subprocess.STDOUT,
@@ -418,18 +501,25 @@ def _rounds(
     return runs
 
 
-def _add_null_ratios(runs: list[dict[str, Any]]) -> None:
-    """Each single-decision run's rate over the null server's in the same round and setting."""
-    null = {
-        (r["round"], r["workers"], r["connections"]): r["decisions_per_s"]
+def _add_ratios(runs: list[dict[str, Any]], peer: str, key: str, modes: tuple[str, ...]) -> None:
+    """Each run's rate (in ``modes``) over the ``peer`` store's in the same round and setting,
+    as ``key``; None where there is no such peer, and for the null server's own runs."""
+    rates = {
+        (r["round"], r["mode"], r["workers"], r["connections"]): r["decisions_per_s"]
         for r in runs
-        if r["store"] == "null"
+        if r["store"] == peer
     }
     for r in runs:
-        floor = null.get((r["round"], r["workers"], r["connections"]))
-        r["vs_null"] = (
-            None if floor is None or r["mode"] != "single" else r["decisions_per_s"] / floor
-        )
+        base = rates.get((r["round"], r["mode"], r["workers"], r["connections"]))
+        usable = base is not None and r["mode"] in modes and r["store"] not in (peer, "null")
+        r[key] = r["decisions_per_s"] / base if usable and base else None
+
+
+def _add_null_ratios(runs: list[dict[str, Any]]) -> None:
+    """Each single-decision run's rate over the null server's in the same round and setting,
+    and each journaling run's over the floor's (singles and batches)."""
+    _add_ratios(runs, "null", "vs_null", ("single",))
+    _add_ratios(runs, "floor", "vs_floor", ("single", "batch"))
 
 
 def _spread(values: list[float]) -> dict[str, float] | None:
@@ -449,7 +539,8 @@ def _summaries(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if (r["store"], r["mode"], r["workers"], r["connections"])
             == (store, mode, workers, conns)
         ]
-        ratios = [r["vs_null"] for r in mine if r["vs_null"] is not None and store != "null"]
+        ratios = [r["vs_null"] for r in mine if r["vs_null"] is not None]
+        floors = [r["vs_floor"] for r in mine if r["vs_floor"] is not None]
         out.append(
             {
                 "store": store,
@@ -459,6 +550,7 @@ def _summaries(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "rounds": len(mine),
                 "decisions_per_s": _spread([r["decisions_per_s"] for r in mine]),
                 "vs_null": _spread(ratios),
+                "vs_floor": _spread(floors),
                 "p50_ms": _spread([r["p50_ms"] for r in mine]),
                 "p99_ms": _spread([r["p99_ms"] for r in mine]),
                 "server_cpu_us": _spread([r["server_cpu_us"] for r in mine]),
@@ -475,12 +567,25 @@ def _fmt(spread: dict[str, float] | None, form: str) -> str:
     return f"{spread['median']:{form}} ({spread['min']:{form}}-{spread['max']:{form}})"
 
 
+_UNJOURNALED = ("null", "floor")
+
+
 def _table(summaries: list[dict[str, Any]]) -> None:
     from rich.console import Console  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
 
     table = Table(title="refusalkit service, loopback load: medians over rounds (min-max)")
-    columns = ("store", "mode", "w/c", "decisions/s", "vs null", "p50 ms", "p99 ms", "CPU us")
+    columns = (
+        "store",
+        "mode",
+        "w/c",
+        "decisions/s",
+        "vs null",
+        "vs floor",
+        "p50 ms",
+        "p99 ms",
+        "CPU us",
+    )
     for col in (*columns, "load"):
         table.add_column(col, justify="right")
     table.add_column("journaled = acknowledged")
@@ -491,11 +596,12 @@ def _table(summaries: list[dict[str, Any]]) -> None:
             f"{s['workers']}/{s['connections']}",
             _fmt(s["decisions_per_s"], ",.0f"),
             _fmt(s["vs_null"], ".2f"),
+            _fmt(s["vs_floor"], ".2f"),
             _fmt(s["p50_ms"], ".2f"),
             _fmt(s["p99_ms"], ".1f"),
             _fmt(s["server_cpu_us"], ".0f"),
             _fmt(s["load_1m"], ".1f"),
-            "-" if s["store"] == "null" else ("yes" if s["counts_match"] else "NO"),
+            "-" if s["store"] in _UNJOURNALED else ("yes" if s["counts_match"] else "NO"),
         )
     Console(width=160).print(table)
 
@@ -513,6 +619,11 @@ def _options() -> argparse.Namespace:
         "others in the same rounds, as store 'sqlite-before'",
     )
     parser.add_argument(
+        "--no-floor",
+        action="store_true",
+        help="skip the floor (the service deciding with a journal that keeps nothing)",
+    )
+    parser.add_argument(
         "--single-connections",
         type=int,
         nargs="+",
@@ -526,7 +637,9 @@ def _options() -> argparse.Namespace:
     parser.add_argument("--connections", type=int, default=32, help=argparse.SUPPRESS)
     parser.add_argument("--duration", type=float, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--null-server", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--null-workers", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--server-workers", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--floor-root", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.rounds = args.rounds or (2 if args.quick else 3)
     args.duration = args.duration or (2.0 if args.quick else 3.0)
@@ -536,9 +649,13 @@ def _options() -> argparse.Namespace:
 
 
 def _measure(root: Path, key: str, opts: argparse.Namespace, workers: int) -> list[dict[str, Any]]:
-    """Start the null, SQLite and PostgreSQL servers for ``workers``, then run every round."""
+    """Start the null server, the floor and the SQLite and PostgreSQL servers for ``workers``,
+    then run every round."""
     _, server_cores = _cores(workers)
-    stores: dict[str, str | None] = {"null": None, "sqlite": str(root / f"journal-w{workers}.db")}
+    stores: dict[str, str | None] = {"null": "null"}
+    if not opts.no_floor:
+        stores["floor"] = "floor"
+    stores["sqlite"] = str(root / f"journal-w{workers}.db")
     pg_name = None
     if not opts.sqlite_only:
         pg, pg_name = _postgres_store()
@@ -578,6 +695,9 @@ def main() -> None:
     if opts.null_server:
         null_server_main(opts)
         return
+    if opts.floor_server:
+        floor_server_main(opts)
+        return
     load_before = list(os.getloadavg())  # the machine is shared: say how busy it was
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     runs: list[dict[str, Any]] = []
@@ -600,6 +720,8 @@ def main() -> None:
         "rounds": opts.rounds,
         "duration_s": opts.duration,
         "targets": TARGETS,
+        "floor": "the service's app whose journal keeps nothing; vs_floor = rate / its rate in "
+        "the same round",
         "null_server": "the same uvicorn stack answering a fixed body; vs_null = rate / its rate "
         "in the same round (single decisions only)",
         "summaries": summaries,

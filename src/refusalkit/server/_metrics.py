@@ -3,10 +3,20 @@
 Each app has its own registry, so several apps in one process (tests) do not collide. With
 several workers and ``PROMETHEUS_MULTIPROC_DIR`` set (``refusalkit serve --workers N`` sets it),
 ``/metrics`` aggregates every worker's counters through prometheus-client's multiprocess collector.
+
+The decision counts and latencies are tallied in plain dicts on the event loop and folded into
+the Prometheus children once a turn of the loop (``_fold``, the first call of a turn schedules
+it), before any later request is served: a ``/metrics`` call sees every decision answered before
+it, as with one update a call, which cost a single decision about 3.5 µs (two locked increments
+of the histogram, one of the counter, each with its checks); a tally costs a dict update.
+Every call is made on the event loop's thread (the decide paths and ``/metrics`` are
+coroutines), so the tallies need no lock.
 """
 
 from __future__ import annotations
 
+import asyncio
+import bisect
 import os
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -50,29 +60,65 @@ class ServiceMetrics:
         self.reloads = Counter(
             "refusalkit_pack_reloads", "Pack reloads, by result.", ["result"], registry=r
         )
-        self._children: dict[tuple[Action, ReasonCode | None], Counter] = {}
-        self._latencies: dict[str, Histogram] = {}
+        self._counts: dict[tuple[Action, ReasonCode | None], int] = {}  # this turn's, by kind
+        self._times: dict[str, list[float]] = {}  # this turn's: a count per bucket, then the sum
+        self._folding = False  # a fold is scheduled for the end of this turn
 
     def count_decision(self, action: Action, reason_code: ReasonCode | None, n: int = 1) -> None:
-        """Count ``n`` decisions of one kind. On the hot path: the label child is cached, keyed
-        by the members themselves, so a hit costs one dict lookup and no label strings."""
-        child = self._children.get((action, reason_code))
-        if child is None:
-            labels = (action.value, "none" if reason_code is None else reason_code.value)
-            child = self._children[action, reason_code] = self.decisions.labels(*labels)
-        child.inc(n)
+        """Count ``n`` decisions of one kind (folded in at the end of the loop's turn). Keyed by
+        the members themselves, so a call costs one dict update and no label strings."""
+        key = (action, reason_code)
+        self._counts[key] = self._counts.get(key, 0) + n
+        if not self._folding:
+            self._fold_soon()
 
     def observe_latency(self, endpoint: str, seconds: float) -> None:
-        """Observe one decide call's time (the label child cached, as for ``count_decision``)."""
-        child = self._latencies.get(endpoint)
-        if child is None:
-            child = self._latencies[endpoint] = self.latency.labels(endpoint)
-        child.observe(seconds)
+        """Observe one decide call's time: its bucket's tally and the sum, folded in with the
+        counts (a bucket holds the times up to its bound, as ``Histogram.observe`` puts them)."""
+        tally = self._times.get(endpoint)
+        if tally is None:
+            tally = self._times[endpoint] = [0.0] * (len(_BUCKETS) + 2)
+        tally[bisect.bisect_left(_BUCKETS, seconds)] += 1
+        tally[-1] += seconds
+        if not self._folding:
+            self._fold_soon()
+
+    def _fold_soon(self) -> None:
+        """Fold the tallies in after this turn's callbacks; at once when no loop runs here."""
+        try:
+            asyncio.get_running_loop().call_soon(self._fold)
+        except RuntimeError:
+            self._fold()
+        else:
+            self._folding = True
+
+    def _fold(self) -> None:
+        """Add the tallies to the Prometheus children (one increment a kind, a bucket) and
+        clear them."""
+        self._folding = False
+        counts, self._counts = self._counts, {}
+        for (action, code), n in counts.items():
+            self.decisions.labels(action.value, "none" if code is None else code.value).inc(n)
+        times, self._times = self._times, {}
+        for endpoint, tally in times.items():
+            _add_observations(self.latency.labels(endpoint), tally)
 
     def exposition(self) -> bytes:
-        """The text exposition: this process's registry, or every worker's when multiprocess."""
+        """The text exposition: this process's registry, or every worker's when multiprocess
+        (this process's tallies folded in first)."""
+        self._fold()
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             registry = CollectorRegistry()
             MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
             return generate_latest(registry)
         return generate_latest(self.registry)
+
+
+def _add_observations(child: Histogram, tally: list[float]) -> None:
+    """Add a tally (a count per bucket, the last for +Inf, then the sum) to a histogram child:
+    what as many ``observe`` calls add, through the child's bucket values (prometheus-client
+    has no public call that adds observations in bulk)."""
+    for value, n in zip(child._buckets, tally[:-1], strict=True):
+        if n:
+            value.inc(n)
+    child._sum.inc(tally[-1])

@@ -1,0 +1,78 @@
+"""The service's metrics: tallies folded in once a turn expose what one update a call exposed."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+
+from refusalkit.model import Action, ReasonCode
+from refusalkit.server._metrics import _BUCKETS, ServiceMetrics
+
+CALLS = [
+    (Action.ALLOW, None, 0.0004),
+    (Action.DENY, ReasonCode.POLICY_DENIED, 0.0005),  # on a bound: counted in its bucket
+    (Action.DENY, ReasonCode.POLICY_DENIED, 0.0031),
+    (Action.ALLOW, None, 7.5),  # past every bound: +Inf only
+    (Action.DENY, ReasonCode.UNAVAILABLE, 0.02),
+]
+
+
+def _reference() -> bytes:
+    """The exposition of the same calls, each made straight on prometheus-client's metrics."""
+    registry = CollectorRegistry()
+    decisions = Counter(
+        "refusalkit_decisions",
+        "Decisions answered, by action and reason code.",
+        ["action", "reason_code"],
+        registry=registry,
+    )
+    latency = Histogram(
+        "refusalkit_decide_seconds",
+        "Time to decide and journal one HTTP decide call.",
+        ["endpoint"],
+        buckets=_BUCKETS,
+        registry=registry,
+    )
+    for action, code, seconds in CALLS:
+        decisions.labels(action.value, "none" if code is None else code.value).inc()
+        latency.labels("decide").observe(seconds)
+    return generate_latest(registry)
+
+
+def _families(text: bytes, prefix: bytes) -> list[bytes]:
+    """The lines of the metrics named ``prefix...``, without the creation times."""
+    lines = [line for line in text.splitlines() if prefix in line]
+    return [line for line in lines if not re.search(rb"_created[{ ]", line)]
+
+
+def _ours(metrics: ServiceMetrics) -> bytes:
+    for action, code, seconds in CALLS:
+        metrics.count_decision(action, code)
+        metrics.observe_latency("decide", seconds)
+    return metrics.exposition()
+
+
+def test_tallies_expose_what_updates_a_call_did() -> None:
+    """Off a loop each call folds at once; the exposition equals prometheus-client's own."""
+    ours = _ours(ServiceMetrics())
+    for prefix in (b"refusalkit_decisions", b"refusalkit_decide_seconds"):
+        assert _families(ours, prefix) == _families(_reference(), prefix)
+
+
+def test_on_a_loop_the_turn_s_tallies_are_folded_before_the_next_turn() -> None:
+    """On a loop, the calls of one turn are in the registry once the turn's callbacks ran,
+    without an exposition to fold them."""
+
+    async def run() -> bytes:
+        metrics = ServiceMetrics()
+        for action, code, seconds in CALLS:
+            metrics.count_decision(action, code)
+            metrics.observe_latency("decide", seconds)
+        await asyncio.sleep(0)
+        return generate_latest(metrics.registry)
+
+    ours = asyncio.run(run())
+    for prefix in (b"refusalkit_decisions", b"refusalkit_decide_seconds"):
+        assert _families(ours, prefix) == _families(_reference(), prefix)
