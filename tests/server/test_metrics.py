@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import re
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
 from refusalkit.model import Action, ReasonCode
@@ -19,7 +21,22 @@ CALLS = [
 ]
 
 
-def _reference() -> bytes:
+Call = tuple[Action, ReasonCode | None, float]
+_calls = st.lists(
+    st.tuples(
+        st.sampled_from([Action.ALLOW, Action.AUDIT]), st.none(),
+        st.sampled_from(_BUCKETS) | st.floats(0, 100, allow_nan=False),
+    )
+    | st.tuples(
+        st.sampled_from([Action.DENY, Action.BLOCK]),
+        st.sampled_from([ReasonCode.POLICY_DENIED, ReasonCode.UNAVAILABLE]),
+        st.sampled_from(_BUCKETS) | st.floats(0, 100, allow_nan=False),
+    ),
+    max_size=30,
+)  # fmt: skip
+
+
+def _reference(calls: list[Call] = CALLS) -> bytes:
     """The exposition of the same calls, each made straight on prometheus-client's metrics."""
     registry = CollectorRegistry()
     decisions = Counter(
@@ -35,7 +52,7 @@ def _reference() -> bytes:
         buckets=_BUCKETS,
         registry=registry,
     )
-    for action, code, seconds in CALLS:
+    for action, code, seconds in calls:
         decisions.labels(action.value, "none" if code is None else code.value).inc()
         latency.labels("decide").observe(seconds)
     return generate_latest(registry)
@@ -47,8 +64,8 @@ def _families(text: bytes, prefix: bytes) -> list[bytes]:
     return [line for line in lines if not re.search(rb"_created[{ ]", line)]
 
 
-def _ours(metrics: ServiceMetrics) -> bytes:
-    for action, code, seconds in CALLS:
+def _ours(metrics: ServiceMetrics, calls: list[Call] = CALLS) -> bytes:
+    for action, code, seconds in calls:
         metrics.count_decision(action, code)
         metrics.observe_latency("decide", seconds)
     return metrics.exposition()
@@ -59,6 +76,16 @@ def test_tallies_expose_what_updates_a_call_did() -> None:
     ours = _ours(ServiceMetrics())
     for prefix in (b"refusalkit_decisions", b"refusalkit_decide_seconds"):
         assert _families(ours, prefix) == _families(_reference(), prefix)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_calls)
+def test_any_calls_expose_what_updates_a_call_did(calls: list[Call]) -> None:
+    """Any mix of kinds and times, bucket bounds included, exposes as prometheus-client's own
+    updates do (sums compared as the exposition prints them)."""
+    ours = _ours(ServiceMetrics(), calls)
+    for prefix in (b"refusalkit_decisions", b"refusalkit_decide_seconds"):
+        assert _families(ours, prefix) == _families(_reference(calls), prefix)
 
 
 def test_on_a_loop_the_turn_s_tallies_are_folded_before_the_next_turn() -> None:
