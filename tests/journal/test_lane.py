@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -240,6 +242,63 @@ def test_an_open_cancelled_while_it_runs_closes_what_it_opened(
         holder.close()
     assert len(closed) == 1
     assert _wait_for_no_journal_threads(before) == []
+
+
+def _loop_gone_by_asyncio_run(store: str, ring: Keyring) -> None:
+    """``asyncio.run`` ends at once after the cancel: its shutdown cancels every task left."""
+
+    async def cancelled_open() -> None:
+        opening = asyncio.ensure_future(JournalAccess(store, ring, origin=None, max_group=8).open())
+        await asyncio.sleep(0.3)
+        opening.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await opening
+
+    asyncio.run(cancelled_open())
+
+
+def _loop_gone_by_close(store: str, ring: Keyring) -> None:
+    """The loop is stopped and closed under the open, no task cancelled (``GroupJournal``'s
+    stop when its caller is interrupted while the open waits)."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever)
+    thread.start()
+    opening = JournalAccess(store, ring, origin=None, max_group=8).open()
+    asyncio.run_coroutine_threadsafe(opening, loop)
+    time.sleep(0.3)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join()
+    loop.close()
+
+
+@pytest.mark.parametrize("end_loop", [_loop_gone_by_asyncio_run, _loop_gone_by_close])
+def test_an_open_whose_loop_is_gone_when_it_ends_closes_what_it_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, end_loop: Callable[[str, Keyring], None]
+) -> None:
+    """The loop that asked for an open is gone (closed, or its tasks cancelled) before the open
+    finishes on the lane's thread: the journal it opened is closed there and the thread ends,
+    with no loop left to run a callback (else the connection waited for the garbage collector
+    and, the loop closed, the thread waited for ever)."""
+    store, ring = str(tmp_path / "journal.db"), Keyring.generate()
+    asyncio.run(_open_and_close(store, ring))
+    closed: list[object] = []
+    original_close = Journal.close
+
+    def close(journal: Journal) -> None:
+        closed.append(journal)
+        original_close(journal)
+
+    monkeypatch.setattr(Journal, "close", close)
+    before = _journal_threads()
+    holder = sqlite3.connect(store, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # the open waits for this writer's lock
+    try:
+        end_loop(store, ring)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert _wait_for_no_journal_threads(before) == []
+    assert len(closed) == 1
 
 
 async def _open_and_close(store: str, ring: Keyring) -> None:

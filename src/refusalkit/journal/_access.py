@@ -151,11 +151,14 @@ class _Lane:
 
         Cancelled while the open runs (a caller's own bound, a shutdown), the open is left to
         finish, shielded, and what it opened is closed on the lane's thread before it ends: the
-        store's connection and files are not left open to whoever collects the garbage."""
+        store's connection and files are not left open to whoever collects the garbage. The
+        open's future is no task, so a loop's shutdown cancelling every task leaves it be."""
         self._start()
-        opening = asyncio.ensure_future(
-            self._call(
-                lambda: open_journal(store, keyring, origin=origin, signer_state=signer_state)
+        opening: asyncio.Future[Journal] = asyncio.get_running_loop().create_future()
+        self._queue(
+            lambda: self._open_job(
+                opening,
+                lambda: open_journal(store, keyring, origin=origin, signer_state=signer_state),
             )
         )
         try:
@@ -166,6 +169,23 @@ class _Lane:
         except BaseException:
             self._stop()
             raise
+
+    def _open_job(self, opening: asyncio.Future[Journal], fn: Callable[[], Journal]) -> None:
+        """The lane's thread: ``fn``'s journal (or failure) handed to ``opening``'s loop. When
+        that loop has closed, no callback will ever run there: the journal is closed here and
+        the thread ends (else it waited for ever, holding the journal)."""
+        loop = opening.get_loop()
+        try:
+            journal = fn()
+        except BaseException as exc:  # noqa: BLE001 (the opener's, raised where it awaits)
+            if not _deliver(loop, opening, opening.set_exception, exc):
+                self._stop()
+            return
+        if not _deliver(loop, opening, opening.set_result, journal):
+            try:
+                journal.close()
+            finally:
+                self._stop()
 
     def _close_late(self, opening: asyncio.Future[Journal]) -> None:
         """On the loop, once an open whose caller was cancelled has ended: close the journal
@@ -199,16 +219,19 @@ def _deliver(
     future: asyncio.Future[Any],
     setter: Callable[[Any], None],
     value: object,
-) -> None:
+) -> bool:
     """From a lane's thread: ``setter(value)`` on ``future``'s loop, unless its waiter gave
-    up (the future is done: cancelled)."""
+    up (the future is done: cancelled); False when the loop is closed (no one waits there)."""
 
     def settle() -> None:
         if not future.done():
             setter(value)
 
-    with contextlib.suppress(RuntimeError):  # the loop is closed: no one waits there now
+    try:
         loop.call_soon_threadsafe(settle)
+    except RuntimeError:
+        return False
+    return True
 
 
 class JournalAccess:
