@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -103,3 +107,33 @@ def test_on_a_loop_the_turn_s_tallies_are_folded_before_the_next_turn() -> None:
     ours = asyncio.run(run())
     for prefix in (b"refusalkit_decisions", b"refusalkit_decide_seconds"):
         assert _families(ours, prefix) == _families(_reference(), prefix)
+
+
+_SHARED_WORKERS = """
+import asyncio
+from refusalkit.model import Action
+from refusalkit.server._metrics import ServiceMetrics
+
+answering, exposing = ServiceMetrics(), ServiceMetrics()  # two workers' metrics
+
+
+async def answered_then_scraped() -> bytes:
+    answering.count_decision(Action.ALLOW, None)  # the answer leaves in this same turn
+    answering.observe_latency("decide", 0.0004)
+    return exposing.exposition()  # another worker's /metrics, before the turn ends
+
+
+print(asyncio.run(answered_then_scraped()).decode())
+"""
+
+
+def test_with_workers_a_decision_is_shared_before_its_answer_leaves(tmp_path: Path) -> None:
+    """With ``PROMETHEUS_MULTIPROC_DIR`` the counts reach the shared files as they are made: a
+    worker's answer leaves in the turn that counted it, and another worker's ``/metrics`` that
+    the client calls next must see it (the end of the answering worker's turn may be far off)."""
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", _SHARED_WORKERS], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert 'refusalkit_decisions_total{action="allow",reason_code="none"} 1.0' in out
+    assert 'refusalkit_decide_seconds_count{endpoint="decide"} 1.0' in out

@@ -10,7 +10,9 @@ it), before any later request is served: a ``/metrics`` call sees every decision
 it, as with one update a call, which cost a single decision about 3.5 µs (two locked increments
 of the histogram, one of the counter, each with its checks); a tally costs a dict update.
 Every call is made on the event loop's thread (the decide paths and ``/metrics`` are
-coroutines), so the tallies need no lock.
+coroutines), so the tallies need no lock. With several workers the counts go to the shared
+files as they are made, one update a call: an answer leaves in the turn that counted it, and the
+client's next call may reach another worker's ``/metrics`` before that turn ends.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ class ServiceMetrics:
         self._counts: dict[tuple[Action, ReasonCode | None], int] = {}  # this turn's, by kind
         self._times: dict[str, list[float]] = {}  # this turn's: a count per bucket, then the sum
         self._folding = False  # a fold is scheduled for the end of this turn
+        self._shared = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))  # other workers read
 
     def count_decision(self, action: Action, reason_code: ReasonCode | None, n: int = 1) -> None:
         """Count ``n`` decisions of one kind (folded in at the end of the loop's turn). Keyed by
@@ -84,7 +87,11 @@ class ServiceMetrics:
             self._fold_soon()
 
     def _fold_soon(self) -> None:
-        """Fold the tallies in after this turn's callbacks; at once when no loop runs here."""
+        """Fold the tallies in after this turn's callbacks; at once when no loop runs here, or
+        when other workers' ``/metrics`` read this one's counts (they cannot fold them first)."""
+        if self._shared:
+            self._fold()
+            return
         try:
             asyncio.get_running_loop().call_soon(self._fold)
         except RuntimeError:
