@@ -203,14 +203,11 @@ def test_an_open_failing_after_the_writer_opened_closes_it(
     assert _wait_for_no_journal_threads(before) == []
 
 
-def test_an_open_cancelled_while_it_runs_closes_what_it_opened(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The caller of ``JournalAccess.open`` is cancelled while the open waits for another
-    writer's lock: once the lock is free the open finishes, and the journal it opened is closed
-    on its thread, which then ends (else the store's connection waited for the garbage
-    collector)."""
-    store, ring = str(tmp_path / "journal.db"), Keyring.generate()
+def _locked_store(
+    store: str, ring: Keyring, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[object], sqlite3.Connection]:
+    """A journal at ``store``, every ``Journal.close`` from now on listed, and a connection
+    holding its write lock (an open waits for it until the holder rolls back)."""
     asyncio.run(_open_and_close(store, ring))
     closed: list[object] = []
     original_close = Journal.close
@@ -220,16 +217,33 @@ def test_an_open_cancelled_while_it_runs_closes_what_it_opened(
         original_close(journal)
 
     monkeypatch.setattr(Journal, "close", close)
-    before = _journal_threads()
     holder = sqlite3.connect(store, isolation_level=None)
-    holder.execute("BEGIN EXCLUSIVE")  # the open waits for this writer's lock
+    holder.execute("BEGIN EXCLUSIVE")
+    return closed, holder
+
+
+async def _cancel_an_open(store: str, ring: Keyring) -> None:
+    """Start an open of ``store`` (waiting for a lock), and cancel its caller 0.3 s in."""
+    opening = asyncio.ensure_future(JournalAccess(store, ring, origin=None, max_group=8).open())
+    await asyncio.sleep(0.3)
+    opening.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await opening
+
+
+def test_an_open_cancelled_while_it_runs_closes_what_it_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The caller of ``JournalAccess.open`` is cancelled while the open waits for another
+    writer's lock: once the lock is free the open finishes, and the journal it opened is closed
+    on its thread, which then ends (else the store's connection waited for the garbage
+    collector)."""
+    store, ring = str(tmp_path / "journal.db"), Keyring.generate()
+    closed, holder = _locked_store(store, ring, monkeypatch)
+    before = _journal_threads()
 
     async def cancelled_open() -> None:
-        opening = asyncio.ensure_future(JournalAccess(store, ring, origin=None, max_group=8).open())
-        await asyncio.sleep(0.3)
-        opening.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await opening
+        await _cancel_an_open(store, ring)
         holder.execute("ROLLBACK")
         for _ in range(100):  # the open finishes on its thread; the close is queued from here
             await asyncio.sleep(0.02)
@@ -247,14 +261,7 @@ def test_an_open_cancelled_while_it_runs_closes_what_it_opened(
 def _loop_gone_by_asyncio_run(store: str, ring: Keyring) -> None:
     """``asyncio.run`` ends at once after the cancel: its shutdown cancels every task left."""
 
-    async def cancelled_open() -> None:
-        opening = asyncio.ensure_future(JournalAccess(store, ring, origin=None, max_group=8).open())
-        await asyncio.sleep(0.3)
-        opening.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await opening
-
-    asyncio.run(cancelled_open())
+    asyncio.run(_cancel_an_open(store, ring))
 
 
 def _loop_gone_by_close(store: str, ring: Keyring) -> None:
@@ -280,18 +287,8 @@ def test_an_open_whose_loop_is_gone_when_it_ends_closes_what_it_opened(
     with no loop left to run a callback (else the connection waited for the garbage collector
     and, the loop closed, the thread waited for ever)."""
     store, ring = str(tmp_path / "journal.db"), Keyring.generate()
-    asyncio.run(_open_and_close(store, ring))
-    closed: list[object] = []
-    original_close = Journal.close
-
-    def close(journal: Journal) -> None:
-        closed.append(journal)
-        original_close(journal)
-
-    monkeypatch.setattr(Journal, "close", close)
+    closed, holder = _locked_store(store, ring, monkeypatch)
     before = _journal_threads()
-    holder = sqlite3.connect(store, isolation_level=None)
-    holder.execute("BEGIN EXCLUSIVE")  # the open waits for this writer's lock
     try:
         end_loop(store, ring)
     finally:
