@@ -65,6 +65,8 @@ class ServiceMetrics:
         self._counts: dict[tuple[Action, ReasonCode | None], int] = {}  # this turn's, by kind
         self._times: dict[str, list[float]] = {}  # this turn's: a count per bucket, then the sum
         self._folding = False  # a fold is scheduled for the end of this turn
+        self._children: dict[tuple[Action, ReasonCode | None], Counter] = {}  # label children,
+        self._latencies: dict[str, Histogram] = {}  # made once: a fold makes no label strings
         self._shared = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))  # other workers read
 
     def count_decision(self, action: Action, reason_code: ReasonCode | None, n: int = 1) -> None:
@@ -104,17 +106,25 @@ class ServiceMetrics:
         clear them."""
         self._folding = False
         counts, self._counts = self._counts, {}
-        for (action, code), n in counts.items():
-            self.decisions.labels(action.value, "none" if code is None else code.value).inc(n)
+        for key, n in counts.items():
+            child = self._children.get(key)
+            if child is None:
+                action, code = key
+                labels = (action.value, "none" if code is None else code.value)
+                child = self._children[key] = self.decisions.labels(*labels)
+            child.inc(n)
         times, self._times = self._times, {}
         for endpoint, tally in times.items():
-            _add_observations(self.latency.labels(endpoint), tally)
+            latency = self._latencies.get(endpoint)
+            if latency is None:
+                latency = self._latencies[endpoint] = self.latency.labels(endpoint)
+            _add_observations(latency, tally)
 
     def exposition(self) -> bytes:
         """The text exposition: this process's registry, or every worker's when multiprocess
         (this process's tallies folded in first)."""
         self._fold()
-        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        if self._shared:
             registry = CollectorRegistry()
             MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
             return generate_latest(registry)
